@@ -1,0 +1,69 @@
+# AWARE-Go. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO        ?= go
+BIN       := $(CURDIR)/.bin
+AWARE     := $(BIN)/aware
+PKGS      := ./...
+# Tests that start servers share 2 cores: keep package parallelism low.
+TEST_P    ?= 2
+FUZZTIME  ?= 10s
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: setup
+setup: ## Install what builds and tests need (apt packages, pinned Go tools); idempotent.
+	@bash ci/setup.sh
+
+.PHONY: build
+build: ## Build the aware CLI into .bin/aware.
+	$(GO) build -trimpath -o $(AWARE) ./cmd/aware
+
+.PHONY: run
+run: setup build ## Main job on the embedded default: quick calibration and a short trace replay report.
+	$(AWARE) run
+
+.PHONY: test
+test: setup ## Install what is needed, then run lint, unit and integration tests.
+	$(MAKE) lint
+	$(GO) test -count=1 -p $(TEST_P) -timeout 30m $(PKGS)
+
+.PHONY: test-race
+test-race: setup ## Run the tests under the race detector.
+	$(GO) test -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each.
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+.PHONY: bench
+bench: setup build ## Print the per-segment and load-generator benchmark tables.
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./workloads/segments/
+	$(AWARE) loadgen bench
+
+.PHONY: calibrate
+calibrate: setup build ## Re-measure the segments and rewrite workloads/calibration/profile.json.
+	$(AWARE) workload calibrate --out workloads/calibration/profile.json
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck (pinned).
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@test -x $(BIN)/staticcheck || bash ci/setup.sh
+	$(BIN)/staticcheck $(PKGS)
+
+.PHONY: generate
+generate: ## Regenerate generated code (go generate).
+	$(GO) generate $(PKGS)
+
+.PHONY: clean
+clean: ## Remove built binaries (keeps pinned tools).
+	rm -f $(AWARE)

@@ -1,0 +1,13 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// subcommands lists the top-level subcommands; each lives in its own file.
+func subcommands() []*cobra.Command {
+	return []*cobra.Command{
+		newRunCmd(),
+		newWorkloadCmd(),
+		newLoadgenCmd(),
+		// newTraceCmd() is added when workloads/trace lands (cmd/aware/trace.go).
+	}
+}

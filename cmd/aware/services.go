@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aware-autoscaler/aware/workloads/database"
+	"github.com/aware-autoscaler/aware/workloads/objstore"
+	"github.com/aware-autoscaler/aware/workloads/segments"
+)
+
+// Service modes for commands that run segments needing an object store and a
+// database.
+const (
+	servicesLocal = "local" // start versitygw and PostgreSQL on loopback
+	servicesEnv   = "env"   // connect to AWARE_S3_* and AWARE_DATABASE_URL
+	servicesNone  = "none"  // no external services: skip segments that need them
+)
+
+// startServices fills env.Objects and env.DB according to mode and returns a
+// function that stops what it started. dir holds local servers' data.
+func startServices(ctx context.Context, mode, dir string, env *segments.Env) (stop func(), err error) {
+	var stops []func() error
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			if err := stops[i](); err != nil {
+				slog.Warn("stopping service", "err", err)
+			}
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	var (
+		s3  objstore.Config
+		dbu string
+	)
+	switch mode {
+	case servicesNone:
+		return stop, nil
+	case servicesLocal:
+		ls, err := objstore.StartLocal(ctx, mkdir(dir, "s3"))
+		if err != nil {
+			return stop, fmt.Errorf("start local object store: %w", err)
+		}
+		stops = append(stops, ls.Stop)
+		ld, err := database.StartLocal(ctx, mkdir(dir, "pg"))
+		if err != nil {
+			return stop, fmt.Errorf("start local PostgreSQL: %w", err)
+		}
+		stops = append(stops, ld.Stop)
+		s3, dbu = ls.Config(), ld.URL()
+	case servicesEnv:
+		s3, dbu = objstore.ConfigFromEnv(), database.URLFromEnv()
+		if s3.Endpoint == "" || dbu == "" {
+			return stop, errors.New("--services env: set AWARE_S3_ENDPOINT (with AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY) and AWARE_DATABASE_URL")
+		}
+	default:
+		return stop, fmt.Errorf("--services %q: want %s, %s or %s", mode, servicesLocal, servicesEnv, servicesNone)
+	}
+	obj, err := objstore.Connect(ctx, s3)
+	if err != nil {
+		return stop, fmt.Errorf("object store: %w", err)
+	}
+	db, err := database.Connect(ctx, dbu)
+	if err != nil {
+		return stop, fmt.Errorf("database: %w", err)
+	}
+	stops = append(stops, func() error { db.Close(); return nil })
+	env.Objects, env.DB = obj, db
+	return stop, nil
+}
+
+func mkdir(parent, name string) string {
+	d := parent + "/" + name
+	_ = os.MkdirAll(d, 0o755)
+	return d
+}

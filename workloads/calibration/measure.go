@@ -1,0 +1,282 @@
+package calibration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aware-autoscaler/aware/workloads/segments"
+)
+
+// Options control a calibration run.
+type Options struct {
+	// Repeats is how many times every target is measured; repeats are
+	// separated in time (all targets, then all targets again).
+	Repeats int `json:"repeats"`
+	// Warmup requests run before measuring.
+	Warmup int `json:"warmup"`
+	// A measurement runs at least MinRequests and at least MinDuration, but
+	// stops at MaxRequests.
+	MinRequests int           `json:"minRequests"`
+	MinDuration time.Duration `json:"minDuration"`
+	MaxRequests int           `json:"maxRequests"`
+	// Concurrency is the number of simultaneous requests of the memory phase.
+	Concurrency int `json:"concurrency"`
+}
+
+// DefaultOptions are the options of the committed profile.
+func DefaultOptions() Options {
+	return Options{Repeats: 2, Warmup: 3, MinRequests: 10, MinDuration: 750 * time.Millisecond, MaxRequests: 5000, Concurrency: 4}
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.Repeats < 1 {
+		errs = append(errs, fmt.Errorf("repeats: %d must be at least 1", o.Repeats))
+	}
+	if o.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warmup: %d must not be negative", o.Warmup))
+	}
+	if o.MinRequests < 2 {
+		errs = append(errs, fmt.Errorf("minRequests: %d must be at least 2", o.MinRequests))
+	}
+	if o.MaxRequests < o.MinRequests {
+		errs = append(errs, fmt.Errorf("maxRequests: %d must be at least minRequests %d", o.MaxRequests, o.MinRequests))
+	}
+	if o.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("concurrency: %d must be at least 1", o.Concurrency))
+	}
+	return errors.Join(errs...)
+}
+
+// Target is one segment at one payload size.
+type Target struct {
+	Segment string
+	Size    int
+}
+
+// Targets lists every registered size of the named segments (all segments
+// when names is empty), skipping segments whose services are not in env.
+func Targets(names []string, env segments.Env) ([]Target, error) {
+	if len(names) == 0 {
+		names = segments.Names()
+	}
+	var out []Target
+	for _, n := range names {
+		info, ok := segments.Lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("segment %q: unknown (known: %v)", n, segments.Names())
+		}
+		if !available(info, env) {
+			continue
+		}
+		for _, s := range info.Sizes {
+			out = append(out, Target{Segment: n, Size: s})
+		}
+	}
+	return out, nil
+}
+
+func available(info segments.Info, env segments.Env) bool {
+	for _, need := range info.Needs {
+		if (need == "objects" && env.Objects == nil) || (need == "db" && env.DB == nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// Progress is called after each measurement with the number done and total.
+type Progress func(done, total int, t Target)
+
+// Run measures every target opts.Repeats times and returns the profile
+// (Command, CreatedAt and Machine are filled in; the caller may set Command).
+func Run(ctx context.Context, targets []Target, env segments.Env, opts Options, progress Progress) (*Profile, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("calibration options: %w", err)
+	}
+	if len(targets) == 0 {
+		return nil, errors.New("calibration: no targets")
+	}
+	p := &Profile{Version: Version, CreatedAt: time.Now().UTC().Truncate(time.Second), Machine: DescribeMachine(), Options: opts}
+	debug.FreeOSMemory()
+	base, err := rss()
+	if err != nil {
+		return nil, err
+	}
+	p.RSSBaseBytes = base
+	entries := make([]Entry, len(targets))
+	total, done := len(targets)*opts.Repeats, 0
+	for r := range opts.Repeats {
+		for i, t := range targets {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if err := measureTarget(ctx, t, env, opts, r == 0, &entries[i]); err != nil {
+				return nil, fmt.Errorf("calibrate %s size %d: %w", t.Segment, t.Size, err)
+			}
+			done++
+			if progress != nil {
+				progress(done, total, t)
+			}
+		}
+	}
+	for i := range entries {
+		entries[i].CPUSeconds = median(entries[i].CPUSecondsRepeats)
+	}
+	p.Entries = entries
+	p.Sort()
+	return p, nil
+}
+
+// measureTarget runs one repeat of one target into e. The first repeat also
+// measures service times, I/O and memory; later repeats add a CPU figure.
+func measureTarget(ctx context.Context, t Target, env segments.Env, opts Options, first bool, e *Entry) error {
+	info, _ := segments.Lookup(t.Segment)
+	inst, err := segments.New(ctx, segments.Spec{Name: t.Segment, Size: t.Size}, env)
+	if err != nil {
+		return err
+	}
+	defer inst.Close(context.WithoutCancel(ctx))
+	for range opts.Warmup {
+		if _, err := inst.Run(ctx); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	runtime.GC()
+	before, err := readCounters()
+	if err != nil {
+		return err
+	}
+	var (
+		walls   []float64
+		payload segments.Result
+		start   = time.Now()
+	)
+	for len(walls) < opts.MaxRequests && (len(walls) < opts.MinRequests || time.Since(start) < opts.MinDuration) {
+		t0 := time.Now()
+		r, err := inst.Run(ctx)
+		if err != nil {
+			return err
+		}
+		walls = append(walls, time.Since(t0).Seconds())
+		payload.Add(r)
+	}
+	after, err := readCounters()
+	if err != nil {
+		return err
+	}
+	n := float64(len(walls))
+	e.CPUSecondsRepeats = append(e.CPUSecondsRepeats, (after.cpu-before.cpu).Seconds()/n)
+	if !first {
+		return nil
+	}
+	e.Segment, e.Unit, e.Size, e.Requests = t.Segment, info.Unit, t.Size, len(walls)
+	e.ServiceMean, e.ServiceCV = meanCV(walls)
+	e.ServiceP95 = quantile(walls, 0.95)
+	e.AllocBytes = float64(after.allocBytes-before.allocBytes) / n
+	e.ReadBytes = float64(after.rchar-before.rchar) / n
+	e.WriteBytes = float64(after.wchar-before.wchar) / n
+	e.PayloadIn, e.PayloadOut = float64(payload.BytesIn)/n, float64(payload.BytesOut)/n
+	e.Concurrency = opts.Concurrency
+	// Memory phases: a few requests alone, then Concurrency at once.
+	reqs := max(opts.MinRequests/2, 2)
+	if e.WorkingSet1, err = workingSet(ctx, inst, 1, reqs); err != nil {
+		return err
+	}
+	if e.WorkingSet, err = workingSet(ctx, inst, opts.Concurrency, reqs); err != nil {
+		return err
+	}
+	return nil
+}
+
+// workingSet returns the peak growth of the resident set over its level after
+// returning freed memory to the OS, while conc workers each run reqs requests.
+func workingSet(ctx context.Context, inst segments.Instance, conc, reqs int) (int64, error) {
+	debug.FreeOSMemory()
+	base, err := rss()
+	if err != nil {
+		return 0, err
+	}
+	peak := base
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v, err := rss(); err == nil && v > peak {
+				peak = v
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for range conc {
+		wg.Go(func() {
+			for range reqs {
+				if _, err := inst.Run(ctx); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("memory phase (concurrency %d): %w", conc, err)
+	}
+	return max(peak-base, 0), nil
+}
+
+func meanCV(xs []float64) (mean, cv float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 || mean == 0 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss/float64(len(xs)-1)) / mean
+}
+
+// quantile returns the q-quantile of xs by linear interpolation.
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(s)-1)
+	return s[lo] + (pos-float64(lo))*(s[hi]-s[lo])
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return quantile(xs, 0.5)
+}

@@ -1,0 +1,58 @@
+package calibration
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Agreement tolerances for repeated runs: within 10 % of the median, or
+// within 20 µs of CPU per request, whichever is looser.
+const (
+	AgreeRel = 0.10
+	AgreeAbs = 20e-6
+)
+
+// Agreement counts the entries whose repeats agree (see Entry.Agrees).
+func (p *Profile) Agreement() (agree, total int) {
+	for _, e := range p.Entries {
+		if len(e.CPUSecondsRepeats) < 2 {
+			continue
+		}
+		total++
+		if e.Agrees(AgreeRel, AgreeAbs) {
+			agree++
+		}
+	}
+	return agree, total
+}
+
+// WriteTable prints the profile as an aligned table followed by the repeat
+// agreement summary.
+func (p *Profile) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "segment\tsize\tunit\treqs\tcpu ms/req\tsvc ms\tsvc cv\tp95 ms\talloc KiB\tws1 MiB\twsN MiB\tread KiB\twrite KiB\trepeats spread\tagree\t")
+	for _, e := range p.Entries {
+		agree := "-"
+		if len(e.CPUSecondsRepeats) >= 2 {
+			agree = "yes"
+			if !e.Agrees(AgreeRel, AgreeAbs) {
+				agree = "NO"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f%%\t%s\t\n",
+			e.Segment, e.Size, e.Unit, e.Requests, e.CPUSeconds*1e3, e.ServiceMean*1e3, e.ServiceCV, e.ServiceP95*1e3,
+			e.AllocBytes/1024, float64(e.WorkingSet1)/(1<<20), float64(e.WorkingSet)/(1<<20),
+			e.ReadBytes/1024, e.WriteBytes/1024, 100*e.Spread(), agree)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	agree, total := p.Agreement()
+	if total > 0 {
+		_, err := fmt.Fprintf(w, "repeat agreement on CPU-seconds: %d of %d entries within %.0f%% (or %.0f µs)\n",
+			agree, total, AgreeRel*100, AgreeAbs*1e6)
+		return err
+	}
+	return nil
+}

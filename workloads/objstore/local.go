@@ -1,0 +1,155 @@
+package objstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// localRegion is the region the local gateway serves.
+const localRegion = "us-east-1"
+
+// startTimeout bounds StartLocal when ctx has no earlier deadline.
+const startTimeout = 60 * time.Second
+
+// Local is a versitygw gateway with a POSIX backend started by StartLocal.
+type Local struct {
+	cfg  Config
+	dir  string
+	proc *process
+	log  *tail
+	once sync.Once
+	err  error
+}
+
+// StartLocal starts versitygw on a free 127.0.0.1 port with random
+// credentials, storing buckets as directories under dir/data, and waits until
+// it answers HTTP. ctx bounds the start only; the gateway runs until Stop
+// (or until this process dies). The binary is $AWARE_VERSITYGW, else
+// .bin/versitygw at the module root, else versitygw on PATH; if none exists
+// the error matches ErrNoBinary.
+func StartLocal(ctx context.Context, dir string) (*Local, error) {
+	bin, err := findVersitygw()
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("local object store: %w", err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return nil, fmt.Errorf("local object store: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	// A port found free may be taken before the gateway binds it: retry.
+	for attempt := 1; ; attempt++ {
+		l, err := startVersitygw(ctx, bin, dir, data)
+		if err == nil {
+			return l, nil
+		}
+		if attempt == 3 || !errors.Is(err, errPortTaken) {
+			return nil, err
+		}
+	}
+}
+
+var errPortTaken = errors.New("port taken")
+
+func startVersitygw(ctx context.Context, bin, dir, data string) (*Local, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("local object store: %w", err)
+	}
+	access, secret := randomKey(10), randomKey(20)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, "--port", addr, "--region", localRegion, "--quiet", "posix", data)
+	// Credentials go through the environment, not argv, to keep them out
+	// of process listings.
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+access, "ROOT_SECRET_KEY="+secret)
+	cmd.Dir = dir
+	log := &tail{max: 8 << 10}
+	cmd.Stdout, cmd.Stderr = log, log
+	proc, err := startProcess(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("local object store: %w", err)
+	}
+	l := &Local{
+		cfg: Config{Endpoint: addr, AccessKey: access, SecretKey: secret,
+			Bucket: DefaultBucket, Region: localRegion},
+		dir: dir, proc: proc, log: log,
+	}
+	if err := l.waitReady(ctx); err != nil {
+		if !proc.exited() {
+			_ = proc.stop(syscall.SIGKILL, 5*time.Second)
+		}
+		out := strings.TrimSpace(log.String())
+		if strings.Contains(out, "address already in use") {
+			err = fmt.Errorf("%w: %w", errPortTaken, err)
+		}
+		return nil, fmt.Errorf("local object store (%s posix %s on %s): %w; output:\n%s", bin, data, addr, err, out)
+	}
+	return l, nil
+}
+
+// waitReady polls until the gateway answers any HTTP response.
+func (l *Local) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: time.Second}
+	url := "http://" + l.cfg.Endpoint + "/"
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if l.proc.exited() {
+			return fmt.Errorf("exited during start: %v", l.proc.err)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not answering on %s: %w", l.cfg.Endpoint, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// randomKey returns n random bytes hex-encoded. Credentials must not be
+// predictable, so they come from crypto/rand, not a seeded source.
+func randomKey(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails on Linux
+	return hex.EncodeToString(b)
+}
+
+// Config returns the settings to Connect to the gateway (bucket "aware").
+func (l *Local) Config() Config { return l.cfg }
+
+// Dir returns the directory holding the gateway's data.
+func (l *Local) Dir() string { return l.dir }
+
+// Stop terminates the gateway (SIGTERM, then SIGKILL after 10s). It is safe
+// to call more than once; later calls return the first result.
+func (l *Local) Stop() error {
+	l.once.Do(func() {
+		if err := l.proc.stop(syscall.SIGTERM, 10*time.Second); err != nil {
+			l.err = fmt.Errorf("stop local object store on %s: %w; output:\n%s", l.cfg.Endpoint, err, strings.TrimSpace(l.log.String()))
+		}
+	})
+	return l.err
+}
