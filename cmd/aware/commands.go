@@ -8,6 +8,6 @@ func subcommands() []*cobra.Command {
 		newRunCmd(),
 		newWorkloadCmd(),
 		newLoadgenCmd(),
-		// newTraceCmd() is added when workloads/trace lands (cmd/aware/trace.go).
+		newTraceCmd(),
 	}
 }

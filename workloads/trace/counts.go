@@ -48,33 +48,36 @@ func ReadCounts(r io.Reader, name string) (Series, error) {
 		n = 0
 		return nil
 	}
+	buf := make([]byte, readBufferSize)
 	for {
-		c, err := br.ReadByte()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				return Series{}, fmt.Errorf("%s:%d: read: %w", name, line, err)
+		m, err := br.Read(buf)
+		for _, c := range buf[:m] {
+			col++
+			switch c {
+			case ' ', '\t', '\r', '\v', '\f', '\n':
+				if err := flush(); err != nil {
+					return Series{}, err
+				}
+				if c == '\n' {
+					line, col = line+1, 0
+				}
+			default:
+				if n == 0 && !long {
+					tokCol = col
+				}
+				if n < maxTokenLen {
+					tok[n] = c
+					n++
+				} else {
+					long = true
+				}
 			}
+		}
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		col++
-		switch c {
-		case ' ', '\t', '\r', '\v', '\f', '\n':
-			if err := flush(); err != nil {
-				return Series{}, err
-			}
-			if c == '\n' {
-				line, col = line+1, 0
-			}
-		default:
-			if n == 0 && !long {
-				tokCol = col
-			}
-			if n < maxTokenLen {
-				tok[n] = c
-				n++
-			} else {
-				long = true
-			}
+		if err != nil {
+			return Series{}, fmt.Errorf("%s:%d: read: %w", name, line, err)
 		}
 	}
 	if err := flush(); err != nil {

@@ -39,8 +39,8 @@ type fitState struct {
 	r     []float64 // c / (mu·level)
 	burst []bool    // bins inside a detected burst
 	fast  float64   // robust variance of the fast noise, for thresholds
-	// Per burst: first bin, ∫(r − 1)dt and ∫(r − 1)²dt in seconds, and
-	// max(r − 1).
+	// Per burst, with x the excess count over the level in units of cbar:
+	// first bin, ∫x dt and ∫x² dt in seconds, and max x.
 	starts            []int
 	areas, sqs, peaks []float64
 }
@@ -134,9 +134,9 @@ func (f *fitState) findBursts() {
 }
 
 // burstParams estimates Bursts from the detected bursts. Heights are the
-// peaks P (mean and CV). For the shape "hold, then decay with time constant
-// τ", area/P = hold + τ and ∫(r−1)²dt/P² = hold + τ/2; pooled over bursts
-// these give hold and τ.
+// peaks P (mean and deciles). For the shape "hold, then decay with time
+// constant τ", ∫x dt/P = hold + τ and ∫x² dt/P² = hold + τ/2; pooled over
+// bursts these give hold and τ.
 func (f *fitState) burstParams() Bursts {
 	if len(f.areas) == 0 {
 		return Bursts{}
@@ -151,10 +151,10 @@ func (f *fitState) burstParams() Bursts {
 	half := mean(f.sqs) / p2     // hold + τ/2
 	tau := min(max(2*(length-half), 0), length)
 	b := Bursts{
-		Magnitude:    pm,
+		Magnitude:       pm,
 		HeightQuantiles: quantiles(f.peaks, heightQuantiles, pm),
-		HoldSeconds:  length - tau,
-		DecaySeconds: tau,
+		HoldSeconds:     length - tau,
+		DecaySeconds:    tau,
 	}
 	span := time.Duration(len(f.c)) * f.u
 	periodic := f.periodic(&b, span)

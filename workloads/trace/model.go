@@ -9,35 +9,38 @@ import (
 )
 
 // arNoise is a stationary Gaussian AR(1) process x with one value per
-// step, held for the step, read as the mean-one factor exp(x − Var x/2).
+// step, held for the step, read as the mean-one factor exp(x − Var x/2). It
+// is generated as it is read, so reads must not go back in time.
 type arNoise struct {
-	step   time.Duration
-	factor []float64
+	step        time.Duration
+	coef, sigma float64
+	v           float64 // stationary variance of x
+	r           *rand.Rand
+	knot        int64 // index of the current value
+	x, factor   float64
+	disabled    bool
 }
 
-func newARNoise(coef, sigma float64, step, span time.Duration, r *rand.Rand) arNoise {
-	a := arNoise{step: step}
+func newARNoise(coef, sigma float64, step time.Duration, r *rand.Rand) arNoise {
 	if sigma == 0 {
-		return a
+		return arNoise{disabled: true}
 	}
-	v := sigma * sigma / (1 - coef*coef)
-	a.factor = make([]float64, span/step+1)
-	x := r.NormFloat64() * math.Sqrt(v)
-	for i := range a.factor {
-		if i > 0 {
-			x = coef*x + sigma*r.NormFloat64()
-		}
-		a.factor[i] = math.Exp(x - v/2)
-	}
+	a := arNoise{step: step, coef: coef, sigma: sigma, v: sigma * sigma / (1 - coef*coef), r: r}
+	a.x = r.NormFloat64() * math.Sqrt(a.v)
+	a.factor = math.Exp(a.x - a.v/2)
 	return a
 }
 
-// at returns the noise factor at t (0 <= t <= span).
+// at returns the noise factor at t, which must not be before the last t.
 func (a *arNoise) at(t time.Duration) float64 {
-	if a.factor == nil {
+	if a.disabled {
 		return 1
 	}
-	return a.factor[t/a.step]
+	for k := int64(t / a.step); a.knot < k; a.knot++ {
+		a.x = a.coef*a.x + a.sigma*a.r.NormFloat64()
+		a.factor = math.Exp(a.x - a.v/2)
+	}
+	return a.factor
 }
 
 // burst is one burst's start time and height.
@@ -61,8 +64,8 @@ type model struct {
 
 func newModel(p Params, span time.Duration, seed uint64) *model {
 	m := &model{p: p, norm: 1}
-	m.slow = newARNoise(p.SlowCoef, p.SlowSigma, slowKnot, span, rand.New(rand.NewPCG(seed, streamSlow)))
-	m.fast = newARNoise(p.FastCoef, p.FastSigma, fastKnot, span, rand.New(rand.NewPCG(seed, streamFast)))
+	m.slow = newARNoise(p.SlowCoef, p.SlowSigma, slowKnot, rand.New(rand.NewPCG(seed, streamSlow)))
+	m.fast = newARNoise(p.FastCoef, p.FastSigma, fastKnot, rand.New(rand.NewPCG(seed, streamFast)))
 	b := p.Bursts
 	if b.mean() > 0 {
 		m.hold = time.Duration(b.HoldSeconds * 1e9)

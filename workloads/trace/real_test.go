@@ -46,15 +46,15 @@ func TestFitRealTraces(t *testing.T) {
 	dir := sharedTraces(t)
 	for _, name := range []string{"nasa-1995-http-rps.dev.txt.gz", "twitter-stream-rps.dev.txt.gz", "azure-llm-2023-code.csv.gz"} {
 		t.Run(name, func(t *testing.T) {
-			real, err := Load(filepath.Join(dir, name))
+			observed, err := Load(filepath.Join(dir, name))
 			require.NoError(t, err)
-			p, err := Fit(real)
+			p, err := Fit(observed)
 			require.NoError(t, err)
 			require.NoError(t, p.Validate())
-			want := Describe(real)
+			want := Describe(observed)
 			var syn []Stats
 			for _, seed := range fitSeeds {
-				g, err := Generate(p, real.Step, real.Span(), seed)
+				g, err := Generate(p, observed.Step, observed.Span(), seed)
 				require.NoError(t, err)
 				syn = append(syn, Describe(g))
 			}
@@ -79,7 +79,7 @@ func TestFitRealTraces(t *testing.T) {
 				fmt.Fprintf(tw, "%s (not checked)\t%.3f\t%.3f\t%s\t\n", r.name, r.get(want), got, per)
 			}
 			require.NoError(t, tw.Flush())
-			t.Logf("%s: %s\n%s", name, real.Span(), strings.ReplaceAll(table.String(), "NaN", "n/a"))
+			t.Logf("%s: %s\n%s", name, observed.Span(), strings.ReplaceAll(table.String(), "NaN", "n/a"))
 		})
 	}
 }

@@ -75,8 +75,8 @@ type Bursts struct {
 	// piecewise-linear quantile function through them, rescaled to mean
 	// Magnitude.
 	HeightQuantiles []float64 `json:"heightQuantiles,omitempty"`
-	HoldSeconds   float64 `json:"holdSeconds"`
-	DecaySeconds  float64 `json:"decaySeconds"`
+	HoldSeconds     float64   `json:"holdSeconds"`
+	DecaySeconds    float64   `json:"decaySeconds"`
 }
 
 // perSecond is the mean number of bursts per second.
