@@ -77,6 +77,7 @@ repeats agree. With --out the profile is written atomically as versioned JSON.`,
 	f.IntVar(&opts.MinRequests, "min-requests", opts.MinRequests, "measure at least this many requests")
 	f.DurationVar(&opts.MinDuration, "min-duration", opts.MinDuration, "measure for at least this long")
 	f.IntVar(&opts.MaxRequests, "max-requests", opts.MaxRequests, "measure at most this many requests")
+	f.IntVar(&opts.Rounds, "rounds", opts.Rounds, "split each measurement into rounds and take the median round's CPU")
 	f.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "simultaneous requests in the memory phase")
 	return cmd
 }

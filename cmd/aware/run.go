@@ -87,7 +87,7 @@ func quickCalibration(ctx context.Context, out, progress io.Writer, env segments
 	if err != nil {
 		return err
 	}
-	opts := calibration.Options{Repeats: 1, Warmup: 1, MinRequests: 3, MinDuration: minDuration, MaxRequests: 2000, Concurrency: 4}
+	opts := calibration.Options{Repeats: 1, Warmup: 1, MinRequests: 3, MinDuration: minDuration, MaxRequests: 2000, Rounds: 3, Concurrency: 4}
 	start := time.Now()
 	p, err := calibration.Run(ctx, targets, env, opts, func(done, total int, t calibration.Target) {
 		fmt.Fprintf(progress, "\rcalibrating [%3d/%3d] %-16s %8d  %s   ", done, total, t.Segment, t.Size, time.Since(start).Round(time.Second))

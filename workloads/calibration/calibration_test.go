@@ -15,7 +15,7 @@ import (
 )
 
 func quickOptions() Options {
-	return Options{Repeats: 2, Warmup: 1, MinRequests: 4, MinDuration: 10 * time.Millisecond, MaxRequests: 50, Concurrency: 3}
+	return Options{Repeats: 2, Warmup: 1, MinRequests: 4, MinDuration: 10 * time.Millisecond, MaxRequests: 50, Rounds: 2, Concurrency: 3}
 }
 
 func TestRunMeasuresSleep(t *testing.T) {
@@ -55,10 +55,11 @@ func TestTargets(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	for name, o := range map[string]Options{
-		"repeats":     {Repeats: 0, MinRequests: 2, MaxRequests: 2, Concurrency: 1},
-		"minRequests": {Repeats: 1, MinRequests: 1, MaxRequests: 2, Concurrency: 1},
-		"maxRequests": {Repeats: 1, MinRequests: 5, MaxRequests: 2, Concurrency: 1},
-		"concurrency": {Repeats: 1, MinRequests: 2, MaxRequests: 2, Concurrency: 0},
+		"repeats":     {Repeats: 0, MinRequests: 2, MaxRequests: 2, Rounds: 1, Concurrency: 1},
+		"minRequests": {Repeats: 1, MinRequests: 1, MaxRequests: 2, Rounds: 1, Concurrency: 1},
+		"maxRequests": {Repeats: 1, MinRequests: 5, MaxRequests: 2, Rounds: 1, Concurrency: 1},
+		"rounds":      {Repeats: 1, MinRequests: 2, MaxRequests: 2, Rounds: 3, Concurrency: 1},
+		"concurrency": {Repeats: 1, MinRequests: 2, MaxRequests: 2, Rounds: 1, Concurrency: 0},
 	} {
 		_, err := Run(context.Background(), []Target{{"sleep", 1}}, segments.Env{}, o, nil)
 		assert.ErrorContains(t, err, name, name)
@@ -127,6 +128,18 @@ func TestAgreement(t *testing.T) {
 	assert.Contains(t, buf.String(), "NO")
 }
 
+func TestShare(t *testing.T) {
+	for _, tc := range []struct{ total, rounds int }{{10, 3}, {5000, 5}, {3, 3}, {7, 2}} {
+		sum := 0
+		for r := range tc.rounds {
+			n := share(tc.total, r, tc.rounds)
+			assert.InDelta(t, float64(tc.total)/float64(tc.rounds), n, 1, "%+v round %d", tc, r)
+			sum += n
+		}
+		assert.Equal(t, tc.total, sum, "%+v", tc)
+	}
+}
+
 func TestStatistics(t *testing.T) {
 	m, cv := meanCV([]float64{1, 2, 3, 4})
 	assert.InDelta(t, 2.5, m, 1e-12)
@@ -159,4 +172,15 @@ func TestCompareCPU(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteComparison(&buf, rs))
 	assert.Contains(t, buf.String(), "over 2 entries: median 1.50, lowest 1.00 (a 1), highest 2.00 (b 2)")
+}
+
+func TestAgreesIdleFloor(t *testing.T) {
+	// A 100 ms sleep whose CPU is the runtime's background work: 0.1 ms apart
+	// is 0.1 % of a core over the request, within the 0.5 % idle floor.
+	sleep := Entry{CPUSeconds: 0.25e-3, CPUSecondsRepeats: []float64{0.2e-3, 0.3e-3}, ServiceMean: 0.1}
+	assert.True(t, sleep.Agrees(AgreeRel, AgreeAbs, AgreeIdle))
+	// The same CPU difference on a 1 ms request is real disagreement.
+	busy := sleep
+	busy.ServiceMean = 1e-3
+	assert.False(t, busy.Agrees(AgreeRel, AgreeAbs, AgreeIdle))
 }

@@ -18,6 +18,17 @@ type counters struct {
 	allocBytes uint64
 }
 
+func (c counters) sub(o counters) counters {
+	return counters{cpu: c.cpu - o.cpu, rchar: c.rchar - o.rchar, wchar: c.wchar - o.wchar, allocBytes: c.allocBytes - o.allocBytes}
+}
+
+func (c *counters) add(o counters) {
+	c.cpu += o.cpu
+	c.rchar += o.rchar
+	c.wchar += o.wchar
+	c.allocBytes += o.allocBytes
+}
+
 var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 
 func readCounters() (counters, error) {

@@ -27,13 +27,18 @@ type Options struct {
 	MinRequests int           `json:"minRequests"`
 	MinDuration time.Duration `json:"minDuration"`
 	MaxRequests int           `json:"maxRequests"`
+	// Rounds splits a measurement into this many equal rounds; the CPU
+	// figure is the median of the rounds' per-request CPU, so that a
+	// transient disturbance (a neighbour on the sibling hyperthread, a
+	// database checkpoint) spoils one round, not the figure.
+	Rounds int `json:"rounds"`
 	// Concurrency is the number of simultaneous requests of the memory phase.
 	Concurrency int `json:"concurrency"`
 }
 
 // DefaultOptions are the options of the committed profile.
 func DefaultOptions() Options {
-	return Options{Repeats: 2, Warmup: 3, MinRequests: 10, MinDuration: 750 * time.Millisecond, MaxRequests: 5000, Concurrency: 4}
+	return Options{Repeats: 2, Warmup: 3, MinRequests: 10, MinDuration: 2 * time.Second, MaxRequests: 5000, Rounds: 5, Concurrency: 4}
 }
 
 func (o Options) validate() error {
@@ -46,6 +51,9 @@ func (o Options) validate() error {
 	}
 	if o.MinRequests < 2 {
 		errs = append(errs, fmt.Errorf("minRequests: %d must be at least 2", o.MinRequests))
+	}
+	if o.Rounds < 1 || o.Rounds > o.MinRequests {
+		errs = append(errs, fmt.Errorf("rounds: %d must be between 1 and minRequests %d", o.Rounds, o.MinRequests))
 	}
 	if o.MaxRequests < o.MinRequests {
 		errs = append(errs, fmt.Errorf("maxRequests: %d must be at least minRequests %d", o.MaxRequests, o.MinRequests))
@@ -150,40 +158,52 @@ func measureTarget(ctx context.Context, t Target, env segments.Env, opts Options
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	runtime.GC()
-	before, err := readCounters()
-	if err != nil {
-		return err
-	}
 	var (
-		walls   []float64
-		payload segments.Result
-		start   = time.Now()
+		walls    []float64
+		payload  segments.Result
+		roundCPU []float64
+		total    counters // summed over the rounds
 	)
-	for len(walls) < opts.MaxRequests && (len(walls) < opts.MinRequests || time.Since(start) < opts.MinDuration) {
-		t0 := time.Now()
-		r, err := inst.Run(ctx)
+	perRound := opts.MinDuration / time.Duration(opts.Rounds)
+	for r := range opts.Rounds {
+		runtime.GC()
+		before, err := readCounters()
 		if err != nil {
 			return err
 		}
-		walls = append(walls, time.Since(t0).Seconds())
-		payload.Add(r)
+		// Each round does its share of MinRequests, MinDuration and
+		// MaxRequests.
+		minN := share(opts.MinRequests, r, opts.Rounds)
+		maxN := share(opts.MaxRequests, r, opts.Rounds)
+		n, start := 0, time.Now()
+		for n < maxN && (n < minN || time.Since(start) < perRound) {
+			t0 := time.Now()
+			res, err := inst.Run(ctx)
+			if err != nil {
+				return err
+			}
+			walls = append(walls, time.Since(t0).Seconds())
+			payload.Add(res)
+			n++
+		}
+		after, err := readCounters()
+		if err != nil {
+			return err
+		}
+		roundCPU = append(roundCPU, (after.cpu-before.cpu).Seconds()/float64(n))
+		total.add(after.sub(before))
 	}
-	after, err := readCounters()
-	if err != nil {
-		return err
-	}
-	n := float64(len(walls))
-	e.CPUSecondsRepeats = append(e.CPUSecondsRepeats, (after.cpu-before.cpu).Seconds()/n)
+	e.CPUSecondsRepeats = append(e.CPUSecondsRepeats, median(roundCPU))
 	if !first {
 		return nil
 	}
+	n := float64(len(walls))
 	e.Segment, e.Unit, e.Size, e.Requests = t.Segment, info.Unit, t.Size, len(walls)
 	e.ServiceMean, e.ServiceCV = meanCV(walls)
 	e.ServiceP95 = quantile(walls, 0.95)
-	e.AllocBytes = float64(after.allocBytes-before.allocBytes) / n
-	e.ReadBytes = float64(after.rchar-before.rchar) / n
-	e.WriteBytes = float64(after.wchar-before.wchar) / n
+	e.AllocBytes = float64(total.allocBytes) / n
+	e.ReadBytes = float64(total.rchar) / n
+	e.WriteBytes = float64(total.wchar) / n
 	e.PayloadIn, e.PayloadOut = float64(payload.BytesIn)/n, float64(payload.BytesOut)/n
 	e.Concurrency = opts.Concurrency
 	// Memory phases: a few requests alone, then Concurrency at once.
@@ -247,6 +267,11 @@ func workingSet(ctx context.Context, inst segments.Instance, conc, reqs int) (in
 		return 0, fmt.Errorf("memory phase (concurrency %d): %w", conc, err)
 	}
 	return max(peak-base, 0), nil
+}
+
+// share is round r's part of total split into rounds near-equal parts.
+func share(total, r, rounds int) int {
+	return total*(r+1)/rounds - total*r/rounds
 }
 
 func meanCV(xs []float64) (mean, cv float64) {

@@ -75,11 +75,13 @@ func (e Entry) Spread() float64 {
 	return (hi - lo) / e.CPUSeconds
 }
 
-// Agrees reports whether the repeats agree within rel (relative to the
-// median) or within abs CPU-seconds, whichever is looser: per-request costs of
-// a few microseconds are dominated by timer resolution, not by the segment.
-func (e Entry) Agrees(rel, abs float64) bool {
-	return e.Spread() <= rel || e.Spread()*e.CPUSeconds <= abs
+// Agrees reports whether the repeats agree within rel of the median, or
+// within an absolute CPU difference of abs or idle × the service time,
+// whichever is looser: a request that keeps a core busy for less than
+// idle of its lifetime (a sleep) measures the runtime's background work, and
+// per-request costs of a few microseconds measure timer resolution.
+func (e Entry) Agrees(rel, abs, idle float64) bool {
+	return e.Spread() <= rel || e.Spread()*e.CPUSeconds <= max(abs, idle*e.ServiceMean)
 }
 
 // Lookup returns the entry for segment at size.

@@ -6,11 +6,13 @@ import (
 	"text/tabwriter"
 )
 
-// Agreement tolerances for repeated runs: within 10 % of the median, or
-// within 20 µs of CPU per request, whichever is looser.
+// Agreement tolerances for repeated runs (see Entry.Agrees): within 10 % of
+// the median, or within 20 µs of CPU per request or 0.5 % of a core over the
+// request's service time, whichever is looser.
 const (
-	AgreeRel = 0.10
-	AgreeAbs = 20e-6
+	AgreeRel  = 0.10
+	AgreeAbs  = 20e-6
+	AgreeIdle = 0.005
 )
 
 // Agreement counts the entries whose repeats agree (see Entry.Agrees).
@@ -20,7 +22,7 @@ func (p *Profile) Agreement() (agree, total int) {
 			continue
 		}
 		total++
-		if e.Agrees(AgreeRel, AgreeAbs) {
+		if e.Agrees(AgreeRel, AgreeAbs, AgreeIdle) {
 			agree++
 		}
 	}
@@ -36,7 +38,7 @@ func (p *Profile) WriteTable(w io.Writer) error {
 		agree := "-"
 		if len(e.CPUSecondsRepeats) >= 2 {
 			agree = "yes"
-			if !e.Agrees(AgreeRel, AgreeAbs) {
+			if !e.Agrees(AgreeRel, AgreeAbs, AgreeIdle) {
 				agree = "NO"
 			}
 		}
@@ -50,8 +52,8 @@ func (p *Profile) WriteTable(w io.Writer) error {
 	}
 	agree, total := p.Agreement()
 	if total > 0 {
-		_, err := fmt.Fprintf(w, "repeat agreement on CPU-seconds: %d of %d entries within %.0f%% (or %.0f µs)\n",
-			agree, total, AgreeRel*100, AgreeAbs*1e6)
+		_, err := fmt.Fprintf(w, "repeat agreement on CPU-seconds: %d of %d entries within %.0f%% (or %.0f µs, or %.1f%% of a core over the service time)\n",
+			agree, total, AgreeRel*100, AgreeAbs*1e6, AgreeIdle*100)
 		return err
 	}
 	return nil
