@@ -27,12 +27,8 @@ run: setup build ## Main job on the embedded default: quick calibration and a sh
 	$(AWARE) run
 
 .PHONY: test
-test: setup ## Install what is needed, then run lint, unit and integration tests.
+test: setup ## Install what is needed, then lint and run unit and integration tests (race detector on).
 	$(MAKE) lint
-	$(GO) test -count=1 -p $(TEST_P) -timeout 30m $(PKGS)
-
-.PHONY: test-race
-test-race: setup ## Run the tests under the race detector.
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
 
 .PHONY: fuzz

@@ -73,6 +73,6 @@ func TestServerCounters(t *testing.T) {
 }
 
 func TestStartServicesRejectsUnknownMode(t *testing.T) {
-	_, err := startServices(t.Context(), "cloud", t.TempDir(), nil)
+	_, _, err := startServices(t.Context(), "cloud", t.TempDir(), nil)
 	assert.ErrorContains(t, err, `--services "cloud"`)
 }

@@ -67,29 +67,37 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 	}
 	defer os.RemoveAll(dir)
 	env := segments.Env{Dir: mkdir(dir, "scratch"), Seed: int64(fl.seed)}
-	stop, err := startServices(ctx, fl.services, dir, &env)
+	stop, childEnv, err := startServices(ctx, fl.services, dir, &env)
 	if err != nil {
 		return err
 	}
 	defer stop()
 
 	if fl.calibrate {
-		if err := quickCalibration(ctx, out, progress, env, fl.minDuration); err != nil {
+		if err := quickCalibration(ctx, out, progress, env, childEnv, fl); err != nil {
 			return err
 		}
 	}
 	return replay(ctx, out, env, fl)
 }
 
-func quickCalibration(ctx context.Context, out, progress io.Writer, env segments.Env, minDuration time.Duration) error {
+func quickCalibration(ctx context.Context, out, progress io.Writer, env segments.Env, childEnv []string, fl runFlags) error {
 	fmt.Fprintln(out, "== Calibration (quick: one repeat; `make calibrate` writes the full profile)")
 	targets, err := calibration.Targets(nil, env)
 	if err != nil {
 		return err
 	}
-	opts := calibration.Options{Repeats: 1, Warmup: 1, MinRequests: 3, MinDuration: minDuration, MaxRequests: 2000, Rounds: 3, Concurrency: 4}
+	opts := calibration.Options{Repeats: 1, Warmup: 1, MinRequests: 3, MinDuration: fl.minDuration, MaxRequests: 2000, Rounds: 3, Concurrency: 4}
+	services := servicesNone
+	if len(childEnv) > 0 {
+		services = servicesEnv
+	}
+	measure, err := childMeasurer(childEnv, services, int64(fl.seed), opts)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	p, err := calibration.Run(ctx, targets, env, opts, func(done, total int, t calibration.Target) {
+	p, err := calibration.Run(ctx, targets, opts, measure, func(done, total int, t calibration.Target) {
 		fmt.Fprintf(progress, "\rcalibrating [%3d/%3d] %-16s %8d  %s   ", done, total, t.Segment, t.Size, time.Since(start).Round(time.Second))
 	})
 	fmt.Fprintln(progress)

@@ -21,8 +21,10 @@ const (
 )
 
 // startServices fills env.Objects and env.DB according to mode and returns a
-// function that stops what it started. dir holds local servers' data.
-func startServices(ctx context.Context, mode, dir string, env *segments.Env) (stop func(), err error) {
+// function that stops what it started, and the environment (AWARE_S3_*,
+// AWARE_DATABASE_URL) with which a child process reaches the same services.
+// dir holds local servers' data.
+func startServices(ctx context.Context, mode, dir string, env *segments.Env) (stop func(), childEnv []string, err error) {
 	var stops []func() error
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -42,38 +44,43 @@ func startServices(ctx context.Context, mode, dir string, env *segments.Env) (st
 	)
 	switch mode {
 	case servicesNone:
-		return stop, nil
+		return stop, nil, nil
 	case servicesLocal:
 		ls, err := objstore.StartLocal(ctx, mkdir(dir, "s3"))
 		if err != nil {
-			return stop, fmt.Errorf("start local object store: %w", err)
+			return stop, nil, fmt.Errorf("start local object store: %w", err)
 		}
 		stops = append(stops, ls.Stop)
 		ld, err := database.StartLocal(ctx, mkdir(dir, "pg"))
 		if err != nil {
-			return stop, fmt.Errorf("start local PostgreSQL: %w", err)
+			return stop, nil, fmt.Errorf("start local PostgreSQL: %w", err)
 		}
 		stops = append(stops, ld.Stop)
 		s3, dbu = ls.Config(), ld.URL()
 	case servicesEnv:
 		s3, dbu = objstore.ConfigFromEnv(), database.URLFromEnv()
 		if s3.Endpoint == "" || dbu == "" {
-			return stop, errors.New("--services env: set AWARE_S3_ENDPOINT (with AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY) and AWARE_DATABASE_URL")
+			return stop, nil, errors.New("--services env: set AWARE_S3_ENDPOINT (with AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY) and AWARE_DATABASE_URL")
 		}
 	default:
-		return stop, fmt.Errorf("--services %q: want %s, %s or %s", mode, servicesLocal, servicesEnv, servicesNone)
+		return stop, nil, fmt.Errorf("--services %q: want %s, %s or %s", mode, servicesLocal, servicesEnv, servicesNone)
 	}
 	obj, err := objstore.Connect(ctx, s3)
 	if err != nil {
-		return stop, fmt.Errorf("object store: %w", err)
+		return stop, nil, fmt.Errorf("object store: %w", err)
 	}
 	db, err := database.Connect(ctx, dbu)
 	if err != nil {
-		return stop, fmt.Errorf("database: %w", err)
+		return stop, nil, fmt.Errorf("database: %w", err)
 	}
 	stops = append(stops, func() error { db.Close(); return nil })
 	env.Objects, env.DB = obj, db
-	return stop, nil
+	childEnv = []string{
+		objstore.EnvEndpoint + "=" + s3.Endpoint, objstore.EnvAccessKey + "=" + s3.AccessKey,
+		objstore.EnvSecretKey + "=" + s3.SecretKey, objstore.EnvBucket + "=" + s3.Bucket,
+		objstore.EnvRegion + "=" + s3.Region, database.EnvURL + "=" + dbu,
+	}
+	return stop, childEnv, nil
 }
 
 func mkdir(parent, name string) string {

@@ -21,7 +21,8 @@ func quickOptions() Options {
 func TestRunMeasuresSleep(t *testing.T) {
 	targets := []Target{{Segment: "sleep", Size: 5}, {Segment: "sleep", Size: 20}}
 	var calls int
-	p, err := Run(context.Background(), targets, segments.Env{Dir: t.TempDir()}, quickOptions(), func(done, total int, _ Target) {
+	opts := quickOptions()
+	p, err := Run(context.Background(), targets, opts, InProcess(segments.Env{Dir: t.TempDir()}, opts), func(done, total int, _ Target) {
 		calls++
 		assert.Equal(t, calls, done)
 		assert.Equal(t, 4, total)
@@ -39,6 +40,32 @@ func TestRunMeasuresSleep(t *testing.T) {
 	assert.Equal(t, 5, p.Entries[0].Size, "entries sorted by size")
 	assert.Equal(t, Version, p.Version)
 	assert.NotZero(t, p.Machine.NumCPU)
+}
+
+func TestRunMergesRepeats(t *testing.T) {
+	calls := map[Target][]bool{}
+	fake := func(_ context.Context, tg Target, first bool) (Entry, error) {
+		calls[tg] = append(calls[tg], first)
+		e := Entry{CPUSecondsRepeats: []float64{float64(len(calls[tg])) * 1e-3}, RSSBaseBytes: int64(tg.Size)}
+		if first {
+			e.Segment, e.Size, e.ServiceMean = tg.Segment, tg.Size, 1e-3
+		}
+		return e, nil
+	}
+	opts := quickOptions()
+	opts.Repeats = 3
+	p, err := Run(context.Background(), []Target{{"b", 7}, {"a", 5}}, opts, fake, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, false}, calls[Target{"a", 5}])
+	require.Len(t, p.Entries, 2)
+	assert.Equal(t, "a", p.Entries[0].Segment, "sorted")
+	assert.Equal(t, []float64{1e-3, 2e-3, 3e-3}, p.Entries[0].CPUSecondsRepeats)
+	assert.InDelta(t, 2e-3, p.Entries[0].CPUSeconds, 1e-15, "median of the repeats")
+	assert.Equal(t, int64(7), p.RSSBaseBytes, "largest base of the measuring processes")
+
+	bad := func(context.Context, Target, bool) (Entry, error) { return Entry{}, nil }
+	_, err = Run(context.Background(), []Target{{"a", 1}}, opts, bad, nil)
+	assert.ErrorContains(t, err, "calibrate a size 1: measurer returned 0 CPU figures, want 1")
 }
 
 func TestTargets(t *testing.T) {
@@ -61,7 +88,9 @@ func TestOptionsValidate(t *testing.T) {
 		"rounds":      {Repeats: 1, MinRequests: 2, MaxRequests: 2, Rounds: 3, Concurrency: 1},
 		"concurrency": {Repeats: 1, MinRequests: 2, MaxRequests: 2, Rounds: 1, Concurrency: 0},
 	} {
-		_, err := Run(context.Background(), []Target{{"sleep", 1}}, segments.Env{}, o, nil)
+		_, err := Run(context.Background(), []Target{{"sleep", 1}}, o, InProcess(segments.Env{}, o), nil)
+		assert.ErrorContains(t, err, name, name)
+		_, err = MeasureOne(context.Background(), Target{"sleep", 1}, segments.Env{}, o, true)
 		assert.ErrorContains(t, err, name, name)
 	}
 }

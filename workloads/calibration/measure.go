@@ -104,9 +104,26 @@ func available(info segments.Info, env segments.Env) bool {
 // Progress is called after each measurement with the number done and total.
 type Progress func(done, total int, t Target)
 
-// Run measures every target opts.Repeats times and returns the profile
-// (Command, CreatedAt and Machine are filled in; the caller may set Command).
-func Run(ctx context.Context, targets []Target, env segments.Env, opts Options, progress Progress) (*Profile, error) {
+// Measurer measures one repeat of one target. The entry it returns carries
+// one figure in CPUSecondsRepeats; when first is set it also carries the
+// service times, I/O and memory figures.
+type Measurer func(ctx context.Context, t Target, first bool) (Entry, error)
+
+// InProcess returns a Measurer that runs the segments in this process.
+// Targets then share one Go runtime: the garbage collector's state that one
+// target leaves behind changes the next one's CPU figure by up to ~25 %, so
+// the calibrate command measures each target in a fresh child process that
+// calls MeasureOne instead.
+func InProcess(env segments.Env, opts Options) Measurer {
+	return func(ctx context.Context, t Target, first bool) (Entry, error) {
+		return MeasureOne(ctx, t, env, opts, first)
+	}
+}
+
+// Run measures every target opts.Repeats times with measure and returns the
+// profile (Command, CreatedAt and Machine are filled in; the caller may set
+// Command). Repeats are separated in time: all targets, then all again.
+func Run(ctx context.Context, targets []Target, opts Options, measure Measurer, progress Progress) (*Profile, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("calibration options: %w", err)
 	}
@@ -114,12 +131,6 @@ func Run(ctx context.Context, targets []Target, env segments.Env, opts Options, 
 		return nil, errors.New("calibration: no targets")
 	}
 	p := &Profile{Version: Version, CreatedAt: time.Now().UTC().Truncate(time.Second), Machine: DescribeMachine(), Options: opts}
-	debug.FreeOSMemory()
-	base, err := rss()
-	if err != nil {
-		return nil, err
-	}
-	p.RSSBaseBytes = base
 	entries := make([]Entry, len(targets))
 	total, done := len(targets)*opts.Repeats, 0
 	for r := range opts.Repeats {
@@ -127,8 +138,18 @@ func Run(ctx context.Context, targets []Target, env segments.Env, opts Options, 
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if err := measureTarget(ctx, t, env, opts, r == 0, &entries[i]); err != nil {
+			e, err := measure(ctx, t, r == 0)
+			if err != nil {
 				return nil, fmt.Errorf("calibrate %s size %d: %w", t.Segment, t.Size, err)
+			}
+			if len(e.CPUSecondsRepeats) != 1 {
+				return nil, fmt.Errorf("calibrate %s size %d: measurer returned %d CPU figures, want 1", t.Segment, t.Size, len(e.CPUSecondsRepeats))
+			}
+			if r == 0 {
+				entries[i] = e
+				p.RSSBaseBytes = max(p.RSSBaseBytes, e.RSSBaseBytes)
+			} else {
+				entries[i].CPUSecondsRepeats = append(entries[i].CPUSecondsRepeats, e.CPUSecondsRepeats[0])
 			}
 			done++
 			if progress != nil {
@@ -144,10 +165,33 @@ func Run(ctx context.Context, targets []Target, env segments.Env, opts Options, 
 	return p, nil
 }
 
+// MeasureOne measures one repeat of one target in this process (see
+// Measurer).
+func MeasureOne(ctx context.Context, t Target, env segments.Env, opts Options, first bool) (Entry, error) {
+	if err := opts.validate(); err != nil {
+		return Entry{}, fmt.Errorf("calibration options: %w", err)
+	}
+	var e Entry
+	debug.FreeOSMemory()
+	base, err := rss()
+	if err != nil {
+		return Entry{}, err
+	}
+	e.RSSBaseBytes = base
+	if err := measureTarget(ctx, t, env, opts, first, &e); err != nil {
+		return Entry{}, err
+	}
+	e.CPUSeconds = e.CPUSecondsRepeats[0]
+	return e, nil
+}
+
 // measureTarget runs one repeat of one target into e. The first repeat also
 // measures service times, I/O and memory; later repeats add a CPU figure.
 func measureTarget(ctx context.Context, t Target, env segments.Env, opts Options, first bool, e *Entry) error {
-	info, _ := segments.Lookup(t.Segment)
+	info, ok := segments.Lookup(t.Segment)
+	if !ok {
+		return fmt.Errorf("segment %q: unknown", t.Segment)
+	}
 	inst, err := segments.New(ctx, segments.Spec{Name: t.Segment, Size: t.Size}, env)
 	if err != nil {
 		return err

@@ -24,7 +24,8 @@ type Profile struct {
 	Command string  `json:"command"`
 	Machine Machine `json:"machine"`
 	Options Options `json:"options"`
-	// RSSBaseBytes is the process's resident set once set up and idle.
+	// RSSBaseBytes is the largest idle resident set of the measuring
+	// processes (see Entry.RSSBaseBytes).
 	RSSBaseBytes int64   `json:"rssBaseBytes"`
 	Entries      []Entry `json:"entries"`
 }
@@ -57,6 +58,9 @@ type Entry struct {
 	// calls per request (files and sockets, /proc/self/io rchar and wchar).
 	ReadBytes  float64 `json:"readBytes"`
 	WriteBytes float64 `json:"writeBytes"`
+	// RSSBaseBytes is the measuring process's resident set before it set up
+	// the segment.
+	RSSBaseBytes int64 `json:"rssBaseBytes"`
 	// PayloadIn and PayloadOut are the segment's own byte counts per request.
 	PayloadIn  float64 `json:"payloadInBytes"`
 	PayloadOut float64 `json:"payloadOutBytes"`
