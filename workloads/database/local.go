@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/aware-autoscaler/aware/infra/localproc"
 )
 
 // LocalDatabase is the database StartLocal creates and URL points to.
@@ -31,7 +33,7 @@ type Local struct {
 	dir     string
 	logPath string
 	port    int
-	proc    *process
+	proc    *localproc.Process
 	logFile *os.File
 	once    sync.Once
 	err     error
@@ -143,7 +145,7 @@ func initdb(ctx context.Context, bin, data string, acct account) error {
 
 // start runs postgres on a free port and waits until it accepts connections.
 func (l *Local) start(ctx context.Context, bin, data, sockets string, acct account) error {
-	port, err := freePort()
+	port, err := localproc.FreePort()
 	if err != nil {
 		return fmt.Errorf("local PostgreSQL: %w", err)
 	}
@@ -155,16 +157,16 @@ func (l *Local) start(ctx context.Context, bin, data, sockets string, acct accou
 	cmd.Stdout, cmd.Stderr = l.logFile, l.logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.cred}
 	// SIGQUIT is PostgreSQL's immediate shutdown: it also ends the backends.
-	proc, err := startProcess(cmd, syscall.SIGQUIT)
+	proc, err := localproc.Start(cmd, syscall.SIGQUIT)
 	if err != nil {
 		return fmt.Errorf("local PostgreSQL: %w", err)
 	}
 	l.port, l.proc = port, proc
 	if err := l.waitReady(ctx); err != nil {
-		if !proc.exited() {
-			_ = proc.stop(syscall.SIGQUIT, 10*time.Second)
+		if !proc.Exited() {
+			_ = proc.Stop(syscall.SIGQUIT, 10*time.Second)
 		}
-		out := strings.TrimSpace(fileTail(l.logPath, 4096, logStart))
+		out := strings.TrimSpace(localproc.FileTail(l.logPath, 4096, logStart))
 		if strings.Contains(out, "could not bind") || strings.Contains(out, "already in use") {
 			err = fmt.Errorf("%w: %w", errPortTaken, err)
 		}
@@ -179,8 +181,8 @@ func (l *Local) waitReady(ctx context.Context) error {
 	defer tick.Stop()
 	var last error
 	for {
-		if l.proc.exited() {
-			return fmt.Errorf("exited during start: %v", l.proc.err)
+		if l.proc.Exited() {
+			return fmt.Errorf("exited during start: %v", l.proc.Err())
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		c, err := pgx.Connect(cctx, l.adminURL())
@@ -233,9 +235,9 @@ func (l *Local) Dir() string { return l.dir }
 // safe to call more than once; later calls return the first result.
 func (l *Local) Stop() error {
 	l.once.Do(func() {
-		if err := l.proc.stop(syscall.SIGINT, 30*time.Second); err != nil {
+		if err := l.proc.Stop(syscall.SIGINT, 30*time.Second); err != nil {
 			l.err = fmt.Errorf("stop local PostgreSQL on port %d: %w; log %s:\n%s",
-				l.port, err, l.logPath, strings.TrimSpace(fileTail(l.logPath, 4096, 0)))
+				l.port, err, l.logPath, strings.TrimSpace(localproc.FileTail(l.logPath, 4096, 0)))
 		}
 		if err := l.logFile.Close(); err != nil && l.err == nil {
 			l.err = fmt.Errorf("stop local PostgreSQL: %w", err)

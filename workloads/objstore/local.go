@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/aware-autoscaler/aware/infra/localproc"
 )
 
 // localRegion is the region the local gateway serves.
@@ -27,8 +29,8 @@ const startTimeout = 60 * time.Second
 type Local struct {
 	cfg  Config
 	dir  string
-	proc *process
-	log  *tail
+	proc *localproc.Process
+	log  *localproc.Tail
 	once sync.Once
 	err  error
 }
@@ -68,7 +70,7 @@ func StartLocal(ctx context.Context, dir string) (*Local, error) {
 var errPortTaken = errors.New("port taken")
 
 func startVersitygw(ctx context.Context, bin, dir, data string) (*Local, error) {
-	port, err := freePort()
+	port, err := localproc.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("local object store: %w", err)
 	}
@@ -79,9 +81,9 @@ func startVersitygw(ctx context.Context, bin, dir, data string) (*Local, error) 
 	// of process listings.
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+access, "ROOT_SECRET_KEY="+secret)
 	cmd.Dir = dir
-	log := &tail{max: 8 << 10}
+	log := &localproc.Tail{Max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = log, log
-	proc, err := startProcess(cmd)
+	proc, err := localproc.Start(cmd, syscall.SIGKILL)
 	if err != nil {
 		return nil, fmt.Errorf("local object store: %w", err)
 	}
@@ -91,8 +93,8 @@ func startVersitygw(ctx context.Context, bin, dir, data string) (*Local, error) 
 		dir: dir, proc: proc, log: log,
 	}
 	if err := l.waitReady(ctx); err != nil {
-		if !proc.exited() {
-			_ = proc.stop(syscall.SIGKILL, 5*time.Second)
+		if !proc.Exited() {
+			_ = proc.Stop(syscall.SIGKILL, 5*time.Second)
 		}
 		out := strings.TrimSpace(log.String())
 		if strings.Contains(out, "address already in use") {
@@ -110,8 +112,8 @@ func (l *Local) waitReady(ctx context.Context) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if l.proc.exited() {
-			return fmt.Errorf("exited during start: %v", l.proc.err)
+		if l.proc.Exited() {
+			return fmt.Errorf("exited during start: %v", l.proc.Err())
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -147,7 +149,7 @@ func (l *Local) Dir() string { return l.dir }
 // to call more than once; later calls return the first result.
 func (l *Local) Stop() error {
 	l.once.Do(func() {
-		if err := l.proc.stop(syscall.SIGTERM, 10*time.Second); err != nil {
+		if err := l.proc.Stop(syscall.SIGTERM, 10*time.Second); err != nil {
 			l.err = fmt.Errorf("stop local object store on %s: %w; output:\n%s", l.cfg.Endpoint, err, strings.TrimSpace(l.log.String()))
 		}
 	})

@@ -2,24 +2,24 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/aware-autoscaler/aware/infra/localproc"
 )
 
 // Child is a workload server running as a child process, such as this
 // binary's `aware workload serve` started by a benchmark.
 type Child struct {
-	cmd     *exec.Cmd
+	proc    *localproc.Process
 	url     string
 	logPath string
-	done    chan struct{}
-	err     error // set before done is closed
 }
 
 // StartChild starts path with args as a workload server that will listen at
@@ -35,30 +35,19 @@ func StartChild(path string, args []string, baseURL, logPath string) (*Child, er
 	defer logFile.Close() // the child holds its own descriptor
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc, err := localproc.Start(cmd, syscall.SIGTERM)
+	if err != nil {
 		return nil, fmt.Errorf("start workload server %s: %w", path, err)
 	}
-	c := &Child{cmd: cmd, url: baseURL, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		close(c.done)
-	}()
-	return c, nil
+	return &Child{proc: proc, url: baseURL, logPath: logPath}, nil
 }
 
 // URL is the child's base URL.
 func (c *Child) URL() string { return c.url }
 
 // Exited reports whether the child has exited.
-func (c *Child) Exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Child) Exited() bool { return c.proc.Exited() }
 
 // WaitReady polls /readyz until it answers 200, the child exits, or timeout
 // passes; errors include the end of the child's log.
@@ -78,8 +67,8 @@ func (c *Child) WaitReady(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 		select {
-		case <-c.done:
-			return fmt.Errorf("workload server exited before it was ready (%v):\n%s", c.err, c.LogTail())
+		case <-c.proc.Done():
+			return fmt.Errorf("workload server exited before it was ready (%v):\n%s", c.proc.Err(), c.LogTail())
 		case <-ctx.Done():
 			return fmt.Errorf("workload server not ready at %s: %w\n%s", c.url, ctx.Err(), c.LogTail())
 		case <-time.After(50 * time.Millisecond):
@@ -91,44 +80,26 @@ func (c *Child) WaitReady(ctx context.Context, timeout time.Duration) error {
 // has not exited within grace. It returns an error if the child had to be
 // killed or exited with an error.
 func (c *Child) Stop(grace time.Duration) error {
-	if !c.Exited() {
-		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			return fmt.Errorf("signal workload server: %w", err)
+	if !c.proc.Exited() {
+		if err := c.proc.Stop(syscall.SIGTERM, grace); err != nil {
+			return fmt.Errorf("workload server: %w\n%s", err, c.LogTail())
 		}
 	}
-	select {
-	case <-c.done:
-		if c.err != nil {
-			return fmt.Errorf("workload server: %w\n%s", c.err, c.LogTail())
-		}
-		return nil
-	case <-time.After(grace):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-		return fmt.Errorf("workload server did not stop within %s; killed\n%s", grace, c.LogTail())
+	if err := c.proc.Err(); err != nil {
+		return fmt.Errorf("workload server: %w\n%s", err, c.LogTail())
 	}
+	return nil
 }
 
 // LogTail returns the last 4 kB of the child's log.
-func (c *Child) LogTail() string {
-	data, err := os.ReadFile(c.logPath)
-	if err != nil {
-		return "(no server log: " + err.Error() + ")"
-	}
-	const max = 4096
-	if len(data) > max {
-		data = data[len(data)-max:]
-	}
-	return string(data)
-}
+func (c *Child) LogTail() string { return localproc.FileTail(c.logPath, 4096, 0) }
 
 // FreeLoopbackAddr returns a 127.0.0.1 address whose port was free a moment
 // ago.
 func FreeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localproc.FreePort()
 	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
+		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
 }
