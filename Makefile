@@ -49,9 +49,10 @@ calibrate: setup build ## Re-measure the segments and rewrite workloads/calibrat
 	$(AWARE) workload calibrate --out workloads/calibration/profile.json
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck (pinned).
+lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
 	@test -x $(BIN)/staticcheck || bash ci/setup.sh
 	$(BIN)/staticcheck $(PKGS)
