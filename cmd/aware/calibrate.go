@@ -103,25 +103,31 @@ func calibrate(ctx context.Context, progress io.Writer, fl calibrateFlags) (*cal
 	}
 	measure := calibration.InProcess(env, fl.opts)
 	if fl.isolate {
-		childServices := servicesNone
-		if len(childEnv) > 0 {
-			childServices = servicesEnv
-		}
-		if measure, err = childMeasurer(childEnv, childServices, fl.seed, fl.opts); err != nil {
+		if measure, err = childMeasurer(childEnv, fl.seed, fl.opts); err != nil {
 			return nil, err
 		}
 	}
-	start := time.Now()
-	p, err := calibration.Run(ctx, targets, fl.opts, measure, func(done, total int, t calibration.Target) {
-		fmt.Fprintf(progress, "\rcalibrating [%3d/%3d] %-16s %8d  %s   ", done, total, t.Segment, t.Size, time.Since(start).Round(time.Second))
-	})
+	p, err := calibration.Run(ctx, targets, fl.opts, measure, progressLine(progress))
 	fmt.Fprintln(progress)
 	return p, err
 }
 
+// progressLine returns a Progress that rewrites one terminal line.
+func progressLine(w io.Writer) calibration.Progress {
+	start := time.Now()
+	return func(done, total int, t calibration.Target) {
+		fmt.Fprintf(w, "\rcalibrating [%3d/%3d] %-16s %8d  %s   ", done, total, t.Segment, t.Size, time.Since(start).Round(time.Second))
+	}
+}
+
 // childMeasurer measures each target in a child process running this
 // binary's hidden `workload calibrate one`, which prints the entry as JSON.
-func childMeasurer(childEnv []string, services string, seed int64, opts calibration.Options) (calibration.Measurer, error) {
+// The child reaches the parent's services through childEnv (none if empty).
+func childMeasurer(childEnv []string, seed int64, opts calibration.Options) (calibration.Measurer, error) {
+	services := servicesNone
+	if len(childEnv) > 0 {
+		services = servicesEnv
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)

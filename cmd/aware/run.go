@@ -88,18 +88,11 @@ func quickCalibration(ctx context.Context, out, progress io.Writer, env segments
 		return err
 	}
 	opts := calibration.Options{Repeats: 1, Warmup: 1, MinRequests: 3, MinDuration: fl.minDuration, MaxRequests: 2000, Rounds: 3, Concurrency: 4}
-	services := servicesNone
-	if len(childEnv) > 0 {
-		services = servicesEnv
-	}
-	measure, err := childMeasurer(childEnv, services, int64(fl.seed), opts)
+	measure, err := childMeasurer(childEnv, int64(fl.seed), opts)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	p, err := calibration.Run(ctx, targets, opts, measure, func(done, total int, t calibration.Target) {
-		fmt.Fprintf(progress, "\rcalibrating [%3d/%3d] %-16s %8d  %s   ", done, total, t.Segment, t.Size, time.Since(start).Round(time.Second))
-	})
+	p, err := calibration.Run(ctx, targets, opts, measure, progressLine(progress))
 	fmt.Fprintln(progress)
 	if err != nil {
 		return err
