@@ -4,39 +4,100 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
-	"sync"
+	"strings"
 	"syscall"
 	"time"
 )
 
+// fileQuote is how much of a log file error messages quote.
+const fileQuote = 4096
+
+var (
+	// ErrExited marks errors about a process that exited when it should
+	// still have been running (during start, or before Stop).
+	ErrExited = errors.New("exited")
+	// ErrKilled marks a Stop that had to kill the process after its grace
+	// period.
+	ErrKilled = errors.New("killed")
+)
+
 // Process is a started child process whose exit is observed by a goroutine.
 type Process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error // set before done is closed
+	cmd      *exec.Cmd
+	done     chan struct{}
+	err      error // set before done is closed
+	logPath  string
+	logStart int64
+	tail     *Tail
 }
 
-// Start starts cmd. deathSig is delivered to the child if this process dies
-// first (Linux's parent-death signal); cmd's other SysProcAttr settings, such
-// as Setpgid or Credential, are kept.
-func Start(cmd *exec.Cmd, deathSig syscall.Signal) (*Process, error) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
+// Start starts the program at path (or found on PATH, like exec.Command)
+// with args, configured by opts. It returns once the process runs; the
+// process lives until it exits, Stop, or the death of this process (see
+// WithDeathSignal).
+func Start(path string, args []string, opts ...Option) (*Process, error) {
+	s := defaults()
+	for _, o := range opts {
+		o(&s)
 	}
-	cmd.SysProcAttr.Pdeathsig = deathSig
+	if path == "" {
+		return nil, errors.New("start: empty program path")
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", path, err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env, cmd.Dir = s.env, s.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: s.deathSig, Setpgid: s.ownGroup, Credential: s.cred}
+	p := &Process{cmd: cmd, done: make(chan struct{}), logPath: s.logPath}
+	switch {
+	case s.logPath != "":
+		f, start, err := openLog(s.logPath, s.logAppend)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the child holds its own descriptor
+		cmd.Stdout, cmd.Stderr, p.logStart = f, f, start
+	case s.tailWanted:
+		p.tail = &Tail{Max: s.tailMax}
+		cmd.Stdout, cmd.Stderr = p.tail, p.tail
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
-	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
 	return p, nil
 }
+
+// openLog opens the log file and returns the offset this run's output
+// starts at.
+func openLog(path string, appendLog bool) (*os.File, int64, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendLog {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("log file: %w", err)
+	}
+	start, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("log file: %w", err)
+	}
+	return f, start, nil
+}
+
+// Path is the program the process runs.
+func (p *Process) Path() string { return p.cmd.Path }
+
+// Pid is the process's ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -51,8 +112,7 @@ func (p *Process) Exited() bool {
 	}
 }
 
-// Err is the process's exit error (nil for a clean exit); it is meaningful
-// once Done is closed.
+// Err is the process's exit error (nil for a clean exit, and while it runs).
 func (p *Process) Err() error {
 	select {
 	case <-p.done:
@@ -62,15 +122,21 @@ func (p *Process) Err() error {
 	}
 }
 
-// Path is the program the process runs.
-func (p *Process) Path() string { return p.cmd.Path }
+// exitStatus describes how the exited process ended.
+func (p *Process) exitStatus() string {
+	if p.err == nil {
+		return "exit status 0"
+	}
+	return p.err.Error()
+}
 
 // Stop sends sig, waits up to grace, then kills the process. It returns nil
-// when the process exited after sig, an error if it had already exited
-// before Stop or had to be killed.
+// when the process exited after sig, whatever its status (see Err); an
+// error matching ErrKilled if it had to be killed, and one matching
+// ErrExited if it had exited before Stop.
 func (p *Process) Stop(sig os.Signal, grace time.Duration) error {
 	if p.Exited() {
-		return fmt.Errorf("%s had already exited: %v", p.cmd.Path, p.err)
+		return fmt.Errorf("%s had already %w (%s)", p.cmd.Path, ErrExited, p.exitStatus())
 	}
 	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("signal %s: %w", p.cmd.Path, err)
@@ -83,61 +149,36 @@ func (p *Process) Stop(sig os.Signal, grace time.Duration) error {
 	case <-t.C:
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		return fmt.Errorf("%s did not exit within %s of %v; killed", p.cmd.Path, grace, sig)
+		return fmt.Errorf("%s did not exit within %s of %v: %w", p.cmd.Path, grace, sig, ErrKilled)
 	}
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+// LogTail returns at most the last max bytes of what this process wrote to
+// its log file or Tail ("" if its output is discarded).
+func (p *Process) LogTail(max int) string {
+	switch {
+	case p.logPath != "":
+		return FileTail(p.logPath, int64(max), p.logStart)
+	case p.tail != nil:
+		s := p.tail.String()
+		if len(s) > max {
+			s = s[len(s)-max:]
+		}
+		return s
+	default:
+		return ""
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Tail is an io.Writer that keeps the last Max bytes written, for error
-// messages about a server that failed. It is safe for concurrent use.
-type Tail struct {
-	Max int
-
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *Tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.Max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+// quoteOutput is the end of the process's output for an error message:
+// the last 4 KiB of a log file, or the whole Tail.
+func (p *Process) quoteOutput() string {
+	switch {
+	case p.logPath != "":
+		return fmt.Sprintf("; log %s:\n%s", p.logPath, strings.TrimSpace(p.LogTail(fileQuote)))
+	case p.tail != nil:
+		return "; output:\n" + strings.TrimSpace(p.tail.String())
+	default:
+		return ""
 	}
-	return len(p), nil
-}
-
-// String returns what the tail holds.
-func (t *Tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-// FileTail returns at most the last max bytes of the file at path that lie
-// at or after offset from (for error messages about one start attempt).
-func FileTail(path string, max, from int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	defer f.Close()
-	start := from
-	if st, err := f.Stat(); err == nil && st.Size()-max > start {
-		start = st.Size() - max
-	}
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return fmt.Sprintf("(log: %v)", err)
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, max))
-	return string(b)
 }

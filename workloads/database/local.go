@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,9 @@ const LocalDatabase = "aware"
 // startTimeout bounds StartLocal when ctx has no earlier deadline.
 const startTimeout = 2 * time.Minute
 
+// logTail is how much of the server's log errors quote.
+const logTail = 4096
+
 // maxSocketPath is the longest Unix socket path Linux accepts (sun_path).
 const maxSocketPath = 107
 
@@ -34,7 +36,6 @@ type Local struct {
 	logPath string
 	port    int
 	proc    *localproc.Process
-	logFile *os.File
 	once    sync.Once
 	err     error
 }
@@ -86,10 +87,6 @@ func StartLocal(ctx context.Context, dir string) (*Local, error) {
 		}
 	}
 	l := &Local{dir: dir, logPath: filepath.Join(dir, "postgres.log")}
-	l.logFile, err = os.OpenFile(l.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("local PostgreSQL: %w", err)
-	}
 	sockets := run
 	if len(run)+len("/.s.PGSQL.65535") > maxSocketPath {
 		sockets = "" // TCP only
@@ -101,7 +98,6 @@ func StartLocal(ctx context.Context, dir string) (*Local, error) {
 			break
 		}
 		if attempt == 3 || !errors.Is(err, errPortTaken) {
-			l.logFile.Close()
 			return nil, err
 		}
 	}
@@ -135,68 +131,55 @@ func initdb(ctx context.Context, bin, data string, acct account) error {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		s := strings.TrimSpace(string(out))
-		if len(s) > 4096 {
-			s = s[len(s)-4096:]
+		if len(s) > logTail {
+			s = s[len(s)-logTail:]
 		}
 		return fmt.Errorf("local PostgreSQL: initdb %s (as %s): %w; output:\n%s", data, acct.name, err, s)
 	}
 	return nil
 }
 
-// start runs postgres on a free port and waits until it accepts connections.
+// start runs postgres on a free port, appending its output to l.logPath,
+// and waits until it accepts connections.
 func (l *Local) start(ctx context.Context, bin, data, sockets string, acct account) error {
 	port, err := localproc.FreePort()
 	if err != nil {
 		return fmt.Errorf("local PostgreSQL: %w", err)
 	}
-	logStart, _ := l.logFile.Seek(0, io.SeekEnd)
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+sockets)
-	cmd.Env = serverEnv()
-	cmd.Dir = data
-	cmd.Stdout, cmd.Stderr = l.logFile, l.logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.cred}
-	// SIGQUIT is PostgreSQL's immediate shutdown: it also ends the backends.
-	proc, err := localproc.Start(cmd, syscall.SIGQUIT)
+	path := filepath.Join(bin, "postgres")
+	proc, err := localproc.Start(path, []string{"-D", data, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + sockets},
+		localproc.WithEnv(serverEnv()), localproc.WithDir(data), localproc.WithCredential(acct.cred),
+		localproc.WithLogFileAppend(l.logPath),
+		// SIGQUIT is PostgreSQL's immediate shutdown: it also ends the
+		// backends.
+		localproc.WithDeathSignal(syscall.SIGQUIT))
 	if err != nil {
 		return fmt.Errorf("local PostgreSQL: %w", err)
 	}
 	l.port, l.proc = port, proc
-	if err := l.waitReady(ctx); err != nil {
+	if err := proc.WaitReady(ctx, 0, 100*time.Millisecond, l.probe); err != nil {
 		if !proc.Exited() {
 			_ = proc.Stop(syscall.SIGQUIT, 10*time.Second)
 		}
-		out := strings.TrimSpace(localproc.FileTail(l.logPath, 4096, logStart))
+		out := proc.LogTail(logTail)
 		if strings.Contains(out, "could not bind") || strings.Contains(out, "already in use") {
 			err = fmt.Errorf("%w: %w", errPortTaken, err)
 		}
-		return fmt.Errorf("local PostgreSQL (%s -D %s on 127.0.0.1:%d): %w; log %s:\n%s", cmd.Path, data, port, err, l.logPath, out)
+		return fmt.Errorf("local PostgreSQL (%s -D %s on 127.0.0.1:%d): %w", path, data, port, err)
 	}
 	return nil
 }
 
-// waitReady polls until the server accepts a connection.
-func (l *Local) waitReady(ctx context.Context) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		if l.proc.Exited() {
-			return fmt.Errorf("exited during start: %v", l.proc.Err())
-		}
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		c, err := pgx.Connect(cctx, l.adminURL())
-		cancel()
-		if err == nil {
-			return c.Close(ctx)
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not accepting connections: %w (last: %w)", ctx.Err(), last)
-		case <-tick.C:
-		}
+// probe succeeds when the server accepts a connection.
+func (l *Local) probe(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(cctx, l.adminURL())
+	if err != nil {
+		return err
 	}
+	return c.Close(ctx)
 }
 
 func (l *Local) createDatabase(ctx context.Context) error {
@@ -237,10 +220,7 @@ func (l *Local) Stop() error {
 	l.once.Do(func() {
 		if err := l.proc.Stop(syscall.SIGINT, 30*time.Second); err != nil {
 			l.err = fmt.Errorf("stop local PostgreSQL on port %d: %w; log %s:\n%s",
-				l.port, err, l.logPath, strings.TrimSpace(localproc.FileTail(l.logPath, 4096, 0)))
-		}
-		if err := l.logFile.Close(); err != nil && l.err == nil {
-			l.err = fmt.Errorf("stop local PostgreSQL: %w", err)
+				l.port, err, l.logPath, strings.TrimSpace(localproc.FileTail(l.logPath, logTail, 0)))
 		}
 	})
 	return l.err

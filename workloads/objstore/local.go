@@ -6,9 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +20,9 @@ import (
 // localRegion is the region the local gateway serves.
 const localRegion = "us-east-1"
 
+// outputTail is how much of the gateway's output errors quote.
+const outputTail = 8 << 10
+
 // startTimeout bounds StartLocal when ctx has no earlier deadline.
 const startTimeout = 60 * time.Second
 
@@ -30,7 +31,6 @@ type Local struct {
 	cfg  Config
 	dir  string
 	proc *localproc.Process
-	log  *localproc.Tail
 	once sync.Once
 	err  error
 }
@@ -76,59 +76,30 @@ func startVersitygw(ctx context.Context, bin, dir, data string) (*Local, error) 
 	}
 	access, secret := randomKey(10), randomKey(20)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--port", addr, "--region", localRegion, "--quiet", "posix", data)
-	// Credentials go through the environment, not argv, to keep them out
-	// of process listings.
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+access, "ROOT_SECRET_KEY="+secret)
-	cmd.Dir = dir
-	log := &localproc.Tail{Max: 8 << 10}
-	cmd.Stdout, cmd.Stderr = log, log
-	proc, err := localproc.Start(cmd, syscall.SIGKILL)
+	proc, err := localproc.Start(bin, []string{"--port", addr, "--region", localRegion, "--quiet", "posix", data},
+		// Credentials go through the environment, not argv, to keep them
+		// out of process listings.
+		localproc.WithEnv(append(os.Environ(), "ROOT_ACCESS_KEY="+access, "ROOT_SECRET_KEY="+secret)),
+		localproc.WithDir(dir), localproc.WithTail(outputTail), localproc.WithDeathSignal(syscall.SIGKILL))
 	if err != nil {
 		return nil, fmt.Errorf("local object store: %w", err)
 	}
 	l := &Local{
 		cfg: Config{Endpoint: addr, AccessKey: access, SecretKey: secret,
 			Bucket: DefaultBucket, Region: localRegion},
-		dir: dir, proc: proc, log: log,
+		dir: dir, proc: proc,
 	}
-	if err := l.waitReady(ctx); err != nil {
+	// Any HTTP answer means the gateway is up.
+	if err := proc.WaitReady(ctx, 0, 50*time.Millisecond, localproc.HTTPProbe(nil, "http://"+addr+"/", 0)); err != nil {
 		if !proc.Exited() {
 			_ = proc.Stop(syscall.SIGKILL, 5*time.Second)
 		}
-		out := strings.TrimSpace(log.String())
-		if strings.Contains(out, "address already in use") {
+		if strings.Contains(proc.LogTail(outputTail), "address already in use") {
 			err = fmt.Errorf("%w: %w", errPortTaken, err)
 		}
-		return nil, fmt.Errorf("local object store (%s posix %s on %s): %w; output:\n%s", bin, data, addr, err, out)
+		return nil, fmt.Errorf("local object store (%s posix %s on %s): %w", bin, data, addr, err)
 	}
 	return l, nil
-}
-
-// waitReady polls until the gateway answers any HTTP response.
-func (l *Local) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: time.Second}
-	url := "http://" + l.cfg.Endpoint + "/"
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if l.proc.Exited() {
-			return fmt.Errorf("exited during start: %v", l.proc.Err())
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not answering on %s: %w", l.cfg.Endpoint, ctx.Err())
-		case <-tick.C:
-		}
-	}
 }
 
 // randomKey returns n random bytes hex-encoded. Credentials must not be
@@ -150,7 +121,7 @@ func (l *Local) Dir() string { return l.dir }
 func (l *Local) Stop() error {
 	l.once.Do(func() {
 		if err := l.proc.Stop(syscall.SIGTERM, 10*time.Second); err != nil {
-			l.err = fmt.Errorf("stop local object store on %s: %w; output:\n%s", l.cfg.Endpoint, err, strings.TrimSpace(l.log.String()))
+			l.err = fmt.Errorf("stop local object store on %s: %w; output:\n%s", l.cfg.Endpoint, err, strings.TrimSpace(l.proc.LogTail(outputTail)))
 		}
 	})
 	return l.err

@@ -2,24 +2,23 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/aware-autoscaler/aware/infra/localproc"
 )
 
+// childLogTail is how much of the child's log LogTail returns.
+const childLogTail = 4096
+
 // Child is a workload server running as a child process, such as this
 // binary's `aware workload serve` started by a benchmark.
 type Child struct {
-	proc    *localproc.Process
-	url     string
-	logPath string
+	proc *localproc.Process
+	url  string
 }
 
 // StartChild starts path with args as a workload server that will listen at
@@ -28,19 +27,12 @@ type Child struct {
 // parent, which stops it in order with Stop; and it receives SIGTERM if the
 // parent dies first.
 func StartChild(path string, args []string, baseURL, logPath string) (*Child, error) {
-	logFile, err := os.Create(logPath)
+	proc, err := localproc.Start(path, args, localproc.WithLogFile(logPath),
+		localproc.WithProcessGroup(), localproc.WithDeathSignal(syscall.SIGTERM))
 	if err != nil {
-		return nil, fmt.Errorf("server log: %w", err)
+		return nil, fmt.Errorf("start workload server %s (server log %s): %w", path, logPath, err)
 	}
-	defer logFile.Close() // the child holds its own descriptor
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	proc, err := localproc.Start(cmd, syscall.SIGTERM)
-	if err != nil {
-		return nil, fmt.Errorf("start workload server %s: %w", path, err)
-	}
-	return &Child{proc: proc, url: baseURL, logPath: logPath}, nil
+	return &Child{proc: proc, url: baseURL}, nil
 }
 
 // URL is the child's base URL.
@@ -52,28 +44,15 @@ func (c *Child) Exited() bool { return c.proc.Exited() }
 // WaitReady polls /readyz until it answers 200, the child exits, or timeout
 // passes; errors include the end of the child's log.
 func (c *Child) WaitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+"/readyz", nil)
-		if err != nil {
-			return fmt.Errorf("workload server readiness: %w", err)
-		}
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-c.proc.Done():
-			return fmt.Errorf("workload server exited before it was ready (%v):\n%s", c.proc.Err(), c.LogTail())
-		case <-ctx.Done():
-			return fmt.Errorf("workload server not ready at %s: %w\n%s", c.url, ctx.Err(), c.LogTail())
-		case <-time.After(50 * time.Millisecond):
-		}
+	probe := localproc.HTTPProbe(nil, c.url+"/readyz", http.StatusOK)
+	err := c.proc.WaitReady(ctx, timeout, 50*time.Millisecond, probe)
+	switch {
+	case errors.Is(err, localproc.ErrExited):
+		return fmt.Errorf("workload server exited before it was ready: %w", err)
+	case err != nil:
+		return fmt.Errorf("workload server not ready at %s: %w", c.url, err)
 	}
+	return nil
 }
 
 // Stop asks the child to shut down gracefully (SIGTERM) and kills it if it
@@ -92,14 +71,8 @@ func (c *Child) Stop(grace time.Duration) error {
 }
 
 // LogTail returns the last 4 kB of the child's log.
-func (c *Child) LogTail() string { return localproc.FileTail(c.logPath, 4096, 0) }
+func (c *Child) LogTail() string { return c.proc.LogTail(childLogTail) }
 
 // FreeLoopbackAddr returns a 127.0.0.1 address whose port was free a moment
-// ago.
-func FreeLoopbackAddr() (string, error) {
-	port, err := localproc.FreePort()
-	if err != nil {
-		return "", err
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
-}
+// ago (see localproc.FreeLoopbackAddr).
+func FreeLoopbackAddr() (string, error) { return localproc.FreeLoopbackAddr() }
