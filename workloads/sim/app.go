@@ -1,0 +1,287 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/segments"
+)
+
+// Allocation is what an autoscaler sets for an application.
+type Allocation struct {
+	Replicas int
+	CPU      float64 // cores per pod (limit = request)
+	Memory   float64 // bytes per pod (limit = request)
+}
+
+// Load is an application's arrival rate per simulation step: a shape shared
+// between applications (mean about 1), the step to start at, and a scale
+// in requests/s. The shape wraps around at its end.
+type Load struct {
+	Shape  []float64
+	Offset int
+	Scale  float64
+}
+
+// At is the arrival rate in requests/s at step t.
+func (l Load) At(t int) float64 {
+	return l.Shape[(l.Offset+t)%len(l.Shape)] * l.Scale
+}
+
+// App is one simulated application.
+type App struct {
+	Name  string
+	Chain []segments.Spec
+	// Speed is the node's CPU speed relative to the calibration machine.
+	Speed float64
+	// Noise is the relative standard deviation of measurement noise.
+	Noise   float64
+	SLO     gym.SLO
+	Load    Load
+	Initial Allocation
+}
+
+// Validate names the first problem of a.
+func (a App) Validate() error {
+	var errs []error
+	if a.Name == "" {
+		errs = append(errs, errors.New("name: empty"))
+	}
+	if len(a.Chain) == 0 {
+		errs = append(errs, errors.New("chain: empty"))
+	}
+	if !(a.Speed > 0) {
+		errs = append(errs, fmt.Errorf("speed: %g must be positive", a.Speed))
+	}
+	if !(a.Noise >= 0) || a.Noise > 1 {
+		errs = append(errs, fmt.Errorf("noise: %g outside [0, 1]", a.Noise))
+	}
+	if err := a.SLO.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(a.Load.Shape) == 0 {
+		errs = append(errs, errors.New("load.shape: empty"))
+	}
+	if a.Load.Offset < 0 || !(a.Load.Scale >= 0) {
+		errs = append(errs, fmt.Errorf("load: offset %d and scale %g must not be negative", a.Load.Offset, a.Load.Scale))
+	}
+	if a.Initial.Replicas < 1 || !(a.Initial.CPU > 0) || !(a.Initial.Memory > 0) {
+		errs = append(errs, fmt.Errorf("initial: %+v needs a replica and positive limits", a.Initial))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("app %q: %w", a.Name, err)
+	}
+	return nil
+}
+
+// state is the dynamic part of one application; it is a few hundred bytes.
+type state struct {
+	model Model
+	alloc Allocation // in effect (target of any transition)
+	prev  Allocation // before the running vertical transition
+	vLeft float64    // seconds left of the vertical transition
+
+	ready    float64 // pods serving
+	pending  float64 // pods starting
+	pendLeft float64 // seconds until they serve
+	down     float64 // pods restarting after an OOM kill
+	downLeft float64
+	streak   int // consecutive steps with OOM kills (restart back-off)
+
+	backlog     float64 // requests queued beyond what the pods process
+	t           int     // steps since the start of the trace position
+	step        int     // steps in the current episode
+	prevArrival float64
+
+	m      gym.Metrics
+	sp     float64
+	reward float64
+	rng    *rand.Rand
+}
+
+func (s *state) reset(a *App, m Model, seed uint64) {
+	*s = state{
+		model: m,
+		alloc: a.Initial,
+		prev:  a.Initial,
+		ready: float64(a.Initial.Replicas),
+		rng:   rand.New(rand.NewPCG(seed, 0x5EED)),
+	}
+	s.prevArrival = a.Load.At(0)
+}
+
+// advance simulates one step of dt seconds under allocation next.
+func (s *state) advance(a *App, next Allocation, c *config) {
+	dt := c.step
+	m := &s.model
+	if s.t > 0 {
+		s.prevArrival = s.m.ArrivalRate
+	}
+
+	// Vertical change: in place after a short delay, or by restarting the
+	// pods (the old ones serve until the new ones are ready).
+	if next.CPU != s.alloc.CPU || next.Memory != s.alloc.Memory {
+		if s.vLeft <= 0 {
+			s.prev = s.alloc
+		}
+		s.vLeft = c.resizeDelay
+		if c.restart {
+			s.vLeft = c.coldStart
+		}
+	}
+	// Horizontal change: new pods start cold; removals take starting pods
+	// first, then restarting ones, then serving ones.
+	total := s.ready + s.pending + s.down
+	want := float64(next.Replicas)
+	if want > total {
+		s.pending += want - total
+		s.pendLeft = c.coldStart
+	} else if want < total {
+		cut := total - want
+		for _, p := range []*float64{&s.pending, &s.down, &s.ready} {
+			d := math.Min(cut, *p)
+			*p -= d
+			cut -= d
+		}
+	}
+	s.alloc = next
+
+	// Pod-seconds of service in this step.
+	podSec := s.ready*dt + s.pending*math.Max(0, dt-s.pendLeft) + s.down*math.Max(0, dt-s.downLeft)
+	if s.pendLeft <= dt {
+		s.ready += s.pending
+		s.pending, s.pendLeft = 0, 0
+	} else {
+		s.pendLeft -= dt
+	}
+	if s.downLeft <= dt {
+		s.ready += s.down
+		s.down, s.downLeft = 0, 0
+	} else {
+		s.downLeft -= dt
+	}
+	pods := podSec / dt
+	limit, memLimit := next.CPU, next.Memory
+	if s.vLeft > 0 {
+		f := math.Min(s.vLeft, dt) / dt
+		limit = f*s.prev.CPU + (1-f)*next.CPU
+		memLimit = math.Min(s.prev.Memory, next.Memory)
+		s.vLeft = math.Max(0, s.vLeft-dt)
+	}
+
+	// Arrivals, capacity, backlog and timeouts.
+	lambda := a.Load.At(s.t)
+	arrived := lambda * dt
+	mu := 0.0 // requests/s the serving pods can complete
+	if pods > 0 && m.CPU > 0 {
+		mu = pods * limit / m.CPU
+	} else if pods > 0 {
+		mu = math.Inf(1)
+	}
+	demand := arrived + s.backlog
+	done := math.Min(demand, mu*dt)
+	left := demand - done
+	dropped := math.Max(0, left-mu*c.timeout)
+	left -= dropped
+	rho := 0.0
+	if mu > 0 && !math.IsInf(mu, 1) {
+		rho = done / dt / mu
+	}
+	if left > 1e-9 || rho > c.maxRho {
+		rho = c.maxRho
+	}
+
+	// Latency: isolated service, CFS throttling, processor-sharing
+	// queueing on fractional cores, and the backlog's wait.
+	alone := throttled(m.CPU, limit)
+	thr := alone - m.CPU
+	qd := alone * (slowdown(math.Max(1, limit), rho) - 1) * c.delayShape
+	var w0, w1 float64
+	if mu > 0 && !math.IsInf(mu, 1) {
+		w0, w1 = s.backlog/mu, left/mu
+	}
+	lat := func(iso, q float64) float64 { return iso + thr + qd*expQuantile(q) + w0 + q*(w1-w0) }
+	meanLat := m.P50 + thr + qd + (w0+w1)/2
+
+	// Memory: the working set grows with the requests in flight per pod
+	// (Little's law); the peak within the step adds Poisson-like spread.
+	perPod := 0.0
+	if pods > 0 {
+		perPod = done / dt / pods
+	}
+	inflight := perPod * meanLat
+	mem := m.BaseMemory + m.MemoryPerRequest*math.Max(inflight-1, 0)
+	peakN := inflight + 3*math.Sqrt(inflight)
+	peak := m.BaseMemory + m.MemoryPerRequest*math.Max(peakN-1, 0)
+	kills := 0
+	if pods > 0 && peak > memLimit {
+		n := int(math.Round(s.ready))
+		p := 1.0
+		if m.BaseMemory < memLimit && m.MemoryPerRequest > 0 {
+			nmax := (memLimit-m.BaseMemory)/m.MemoryPerRequest + 1
+			p = math.Min(1, normQ((nmax-inflight)/math.Sqrt(inflight+1e-9))*dt/math.Max(meanLat, 0.05))
+		}
+		for range n {
+			if s.rng.Float64() < p {
+				kills++
+			}
+		}
+		if m.BaseMemory >= memLimit {
+			kills = n // pods crash as soon as they start
+		}
+	}
+	if kills > 0 {
+		s.streak++
+		k := float64(kills)
+		s.ready -= k
+		s.down += k
+		s.downLeft = math.Min(c.restartDelay*math.Pow(2, float64(s.streak-1)), c.maxBackoff)
+		lost := math.Min(done, k*inflight)
+		done -= lost
+		dropped += lost
+	} else {
+		s.streak = 0
+	}
+	s.backlog = left
+
+	// What Prometheus would report.
+	g := gym.Metrics{
+		Replicas:      next.Replicas,
+		ReadyReplicas: int(math.Round(s.ready)),
+		CPULimit:      next.CPU,
+		MemoryLimit:   next.Memory,
+		CPUUsage:      math.Min(done*m.CPU/dt+pods*c.idleCPU, pods*limit),
+		MemoryUsage:   pods * mem,
+		MemoryPeak:    math.Min(peak, memLimit),
+		IORate:        done / dt * m.IOBytes,
+		NetRate:       done / dt * m.NetBytes,
+		ArrivalRate:   lambda,
+		ProcessedRate: done / dt,
+		DroppedRate:   dropped / dt,
+		OOMKills:      kills,
+	}
+	if done > 0 {
+		g.LatencyP50 = lat(m.P50, 0.5)
+		g.LatencyP95 = lat(m.P95, 0.95)
+		g.LatencyP99 = lat(m.P99, 0.99)
+	}
+	if a.Noise > 0 {
+		for _, v := range []*float64{&g.CPUUsage, &g.MemoryUsage, &g.MemoryPeak, &g.IORate, &g.NetRate, &g.LatencyP50, &g.LatencyP95, &g.LatencyP99} {
+			*v *= math.Max(0, 1+a.Noise*s.rng.NormFloat64())
+		}
+	}
+	s.m = g
+	s.sp = gym.SLOPreservation(a.SLO, g)
+	cu, mu2 := gym.Utilization(g)
+	s.reward = gym.Reward(c.alpha, s.sp, cu, mu2)
+	s.t++
+	s.step++
+}
+
+// observe writes the AWARE state of the last step to dst.
+func (s *state) observe(dst []float64, c *config) {
+	gym.State(dst, s.m, s.sp, s.prevArrival, c.bounds, c.caps)
+}

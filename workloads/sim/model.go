@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/segments"
+)
+
+// Model is the per-request behaviour of one application on one node class:
+// the static part of the simulation, derived from the calibration profile.
+type Model struct {
+	// CPU is CPU-seconds per request (chain plus request handling), at the
+	// node's speed.
+	CPU float64
+	// Wait is the seconds per request spent off-CPU (sleeps, I/O waits).
+	Wait float64
+	// P50, P95 and P99 are the isolated service-time quantiles in seconds
+	// (one request alone on an unthrottled core).
+	P50, P95, P99 float64
+	// BaseMemory is a pod's working set with its inputs prepared and one
+	// request in flight, in bytes.
+	BaseMemory float64
+	// MemoryPerRequest is the working set each further concurrent request
+	// adds, in bytes.
+	MemoryPerRequest float64
+	// IOBytes and NetBytes are disk and network bytes per request.
+	IOBytes, NetBytes float64
+}
+
+// Overheads are the costs of serving a request over HTTP that calibration,
+// which runs chains in process, does not see. Fit them with `aware sim
+// validate`.
+type Overheads struct {
+	CPU     float64 // CPU-seconds per request
+	Time    float64 // seconds per request off-CPU (network round trip)
+	Request float64 // network bytes per request besides payloads (headers)
+}
+
+// DefaultOverheads are the loopback HTTP costs measured by `aware sim validate`
+// on the calibration machine.
+func DefaultOverheads() Overheads {
+	return Overheads{CPU: 90e-6, Time: 150e-6, Request: 300}
+}
+
+// NewModel derives the model of chain on a node whose CPU is speed times as
+// fast as the calibration machine. Sizes the profile lacks are
+// interpolated log-log between the nearest calibrated sizes (extrapolated
+// beyond them), so instability scenarios may move payloads anywhere.
+func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, ov Overheads) (Model, error) {
+	if len(chain) == 0 {
+		return Model{}, fmt.Errorf("model: empty chain")
+	}
+	if !(speed > 0) {
+		return Model{}, fmt.Errorf("model: speed %g must be positive", speed)
+	}
+	var m Model
+	var ex2, ws1, slope float64
+	for i, seg := range chain {
+		e, err := entryAt(prof, seg.Name, seg.Size)
+		if err != nil {
+			return Model{}, fmt.Errorf("model: chain[%d]: %w", i, err)
+		}
+		cpuTime := math.Min(e.CPUSeconds, e.ServiceMean)
+		wait := math.Max(e.ServiceMean-e.CPUSeconds, 0)
+		m.CPU += e.CPUSeconds / speed
+		m.Wait += wait
+		mean := cpuTime/speed + wait
+		m.P50 += mean
+		ex := math.Max(e.ServiceP95-e.ServiceMean, e.ServiceCV*e.ServiceMean) / speed
+		ex2 += ex * ex
+		ws1 += float64(e.WorkingSet1)
+		if c := float64(e.Concurrency); c > 1 {
+			slope = math.Max(slope, float64(e.WorkingSet-e.WorkingSet1)/(c-1))
+		}
+		m.IOBytes += diskBytes(seg.Name, e)
+		m.NetBytes += netBytes(seg.Name, e)
+	}
+	m.CPU += ov.CPU / speed
+	m.Wait += ov.Time
+	m.P50 += ov.CPU/speed + ov.Time
+	ex := math.Sqrt(ex2)
+	// Quantiles of a sum of independent segments: means add, excesses add
+	// in quadrature; p99's excess scales like a normal's.
+	m.P95 = m.P50 + ex
+	m.P99 = m.P50 + ex*2.326/1.645
+	m.BaseMemory = float64(prof.RSSBaseBytes) + ws1
+	m.MemoryPerRequest = math.Max(slope, 16<<10) // at least a goroutine, buffers and a connection
+	m.NetBytes += ov.Request
+	return m, nil
+}
+
+// diskBytes is the disk traffic of a segment: only the file segments touch
+// the local disk; the others' /proc I/O counters are noise.
+func diskBytes(name string, e calibration.Entry) float64 {
+	switch name {
+	case "readFile", "writeFile":
+		return e.ReadBytes + e.WriteBytes
+	}
+	return 0
+}
+
+// netBytes is the network traffic of a segment to external services.
+func netBytes(name string, e calibration.Entry) float64 {
+	info, _ := segments.Lookup(name)
+	for _, n := range info.Needs {
+		if n == "objects" || n == "db" {
+			return e.ReadBytes + e.WriteBytes
+		}
+	}
+	return 0
+}
+
+// entryAt returns the profile entry of (name, size), interpolating the
+// numeric fields log-log between calibrated sizes.
+func entryAt(prof *calibration.Profile, name string, size int) (calibration.Entry, error) {
+	if e, ok := prof.Lookup(name, size); ok {
+		return e, nil
+	}
+	if size <= 0 {
+		return calibration.Entry{}, fmt.Errorf("segment %s: size %d must be positive", name, size)
+	}
+	var es []calibration.Entry
+	for _, e := range prof.Entries {
+		if e.Segment == name {
+			es = append(es, e)
+		}
+	}
+	if len(es) == 0 {
+		return calibration.Entry{}, fmt.Errorf("segment %q is not in the calibration profile", name)
+	}
+	if len(es) == 1 {
+		return calibration.Entry{}, fmt.Errorf("segment %s: size %d is not calibrated and one size cannot be extrapolated", name, size)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Size < es[j].Size })
+	k := sort.Search(len(es), func(i int) bool { return es[i].Size > size })
+	k = max(1, min(k, len(es)-1))
+	lo, hi := es[k-1], es[k]
+	f := (math.Log(float64(size)) - math.Log(float64(lo.Size))) / (math.Log(float64(hi.Size)) - math.Log(float64(lo.Size)))
+	ip := func(a, b float64) float64 {
+		if a <= 0 || b <= 0 {
+			return math.Max(0, a+f*(b-a))
+		}
+		return math.Exp(math.Log(a) + f*(math.Log(b)-math.Log(a)))
+	}
+	e := lo
+	e.Size = size
+	e.CPUSeconds = ip(lo.CPUSeconds, hi.CPUSeconds)
+	e.ServiceMean = ip(lo.ServiceMean, hi.ServiceMean)
+	e.ServiceP95 = ip(lo.ServiceP95, hi.ServiceP95)
+	e.ServiceCV = ip(lo.ServiceCV, hi.ServiceCV)
+	e.WorkingSet = int64(ip(float64(lo.WorkingSet), float64(hi.WorkingSet)))
+	e.WorkingSet1 = int64(ip(float64(lo.WorkingSet1), float64(hi.WorkingSet1)))
+	e.ReadBytes = ip(lo.ReadBytes, hi.ReadBytes)
+	e.WriteBytes = ip(lo.WriteBytes, hi.WriteBytes)
+	return e, nil
+}
