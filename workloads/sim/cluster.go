@@ -15,12 +15,12 @@ import (
 
 type config struct {
 	step, coldStart, resizeDelay, restartDelay, maxBackoff, timeout float64 // seconds
-	restart                                                          bool
-	idleCPU, maxRho, delayShape, alpha                               float64
-	episode, workers                                                 int
-	bounds                                                           gym.Bounds
-	caps                                                             gym.Capacities
-	overheads                                                        Overheads
+	restart                                                         bool
+	idleCPU, maxRho, delayShape, alpha                              float64
+	episode, workers                                                int
+	bounds                                                          gym.Bounds
+	caps                                                            gym.Capacities
+	overheads                                                       Overheads
 }
 
 func defaultConfig() config {
@@ -49,7 +49,9 @@ func WithRestartResize() Option { return func(c *config) { c.restart = true } }
 
 // WithRestartDelay sets the first restart back-off after an OOM kill
 // (default 10 s, doubling per consecutive step with kills, at most 5 min).
-func WithRestartDelay(d time.Duration) Option { return func(c *config) { c.restartDelay = d.Seconds() } }
+func WithRestartDelay(d time.Duration) Option {
+	return func(c *config) { c.restartDelay = d.Seconds() }
+}
 
 // WithTimeout sets how long a request may wait before it is dropped
 // (default 10 s).
@@ -139,7 +141,9 @@ func New(prof *calibration.Profile, apps []App, opts ...Option) (*Cluster, error
 }
 
 // appSeed derives app i's noise seed from a run seed.
-func appSeed(seed uint64, i int) uint64 { return seed*0x9E3779B97F4A7C15 + uint64(i)*0xBF58476D1CE4E5B9 + 1 }
+func appSeed(seed uint64, i int) uint64 {
+	return seed*0x9E3779B97F4A7C15 + uint64(i)*0xBF58476D1CE4E5B9 + 1
+}
 
 func (c *Cluster) resetAll(seed uint64) {
 	c.seed = seed
