@@ -26,14 +26,18 @@ type Child struct {
 // child gets its own process group, so a terminal's ctrl-C reaches only the
 // parent, which stops it in order with Stop; and it receives SIGTERM if the
 // parent dies first.
-func StartChild(path string, args []string, baseURL, logPath string) (*Child, error) {
-	proc, err := localproc.Start(path, args, localproc.WithLogFile(logPath),
-		localproc.WithProcessGroup(), localproc.WithDeathSignal(syscall.SIGTERM))
+func StartChild(path string, args []string, baseURL, logPath string, opts ...localproc.Option) (*Child, error) {
+	opts = append([]localproc.Option{localproc.WithLogFile(logPath),
+		localproc.WithProcessGroup(), localproc.WithDeathSignal(syscall.SIGTERM)}, opts...)
+	proc, err := localproc.Start(path, args, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start workload server %s (server log %s): %w", path, logPath, err)
 	}
 	return &Child{proc: proc, url: baseURL}, nil
 }
+
+// Pid is the child's process ID.
+func (c *Child) Pid() int { return c.proc.Pid() }
 
 // URL is the child's base URL.
 func (c *Child) URL() string { return c.url }

@@ -198,13 +198,43 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 	// queueing on fractional cores, and the backlog's wait.
 	alone := throttled(m.CPU, limit)
 	thr := alone - m.CPU
-	qd := alone * (slowdown(math.Max(1, limit), rho) - 1) * c.delayShape
-	var w0, w1 float64
-	if mu > 0 && !math.IsInf(mu, 1) {
-		w0, w1 = s.backlog/mu, left/mu
+	pw, wq := queueWait(math.Max(1, limit), rho, m.CV2)
+	wq *= alone
+	// Near saturation the stationary formula overstates a queue that has
+	// only the step to build up: cap the mean number waiting at the
+	// expected height of a driftless reflected random walk over the step,
+	// sqrt(2λT(1+cs²)/π) (heavy-traffic diffusion, Poisson arrivals).
+	if perLambda := perPodRate(done, dt, pods); perLambda > 0 && wq > 0 {
+		if capW := math.Sqrt(2*perLambda*dt*(1+m.CV2)/math.Pi) / perLambda; wq > capW {
+			wq = capW
+		}
 	}
-	lat := func(iso, q float64) float64 { return iso + thr + qd*expQuantile(q) + w0 + q*(w1-w0) }
-	meanLat := m.P50 + thr + qd + (w0+w1)/2
+	wq *= c.delayShape
+	var wlo, whi float64 // the backlog's wait rises or falls linearly over the step
+	if mu > 0 && !math.IsInf(mu, 1) {
+		wlo, whi = math.Min(s.backlog, left)/mu, math.Max(s.backlog, left)/mu
+	}
+	// Under a quota below one core, a period whose arrivals need more CPU
+	// than the quota throttles the pod: requests arriving after the quota
+	// is spent wait, uniformly, up to the rest of the period.
+	var pt, gap float64
+	if limit < 1 && perPodRate(done, dt, pods) > 0 {
+		lp := perPodRate(done, dt, pods) * cfsPeriod
+		quota := limit * cfsPeriod
+		work, sd := lp*m.CPU, math.Sqrt(lp*m.CPU*m.CPU*(1+m.CV2))
+		pt = normQ((quota-work)/sd) / 2 // about half a throttled period's requests wait
+		gap = cfsPeriod - quota
+	}
+	thrQ := func(q float64) float64 {
+		if pt <= 0 || q <= 1-pt {
+			return 0
+		}
+		return gap * (q - (1 - pt)) / pt
+	}
+	lat := func(iso, q float64) float64 {
+		return iso + thr + waitQuantile(q, pw, wq) + thrQ(q) + wlo + q*(whi-wlo)
+	}
+	meanLat := m.P50 + thr + wq + pt*gap/2 + (wlo+whi)/2
 
 	// Memory: the working set grows with the requests in flight per pod
 	// (Little's law); the peak within the step adds Poisson-like spread.
@@ -284,4 +314,12 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 // observe writes the AWARE state of the last step to dst.
 func (s *state) observe(dst []float64, c *config) {
 	gym.State(dst, s.m, s.sp, s.prevArrival, c.bounds, c.caps)
+}
+
+// perPodRate is the completion rate per serving pod.
+func perPodRate(done, dt, pods float64) float64 {
+	if pods <= 0 {
+		return 0
+	}
+	return done / dt / pods
 }

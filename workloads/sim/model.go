@@ -20,6 +20,8 @@ type Model struct {
 	// P50, P95 and P99 are the isolated service-time quantiles in seconds
 	// (one request alone on an unthrottled core).
 	P50, P95, P99 float64
+	// CV2 is the squared coefficient of variation of the service time.
+	CV2 float64
 	// BaseMemory is a pod's working set with its inputs prepared and one
 	// request in flight, in bytes.
 	BaseMemory float64
@@ -57,7 +59,7 @@ func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, o
 		return Model{}, fmt.Errorf("model: speed %g must be positive", speed)
 	}
 	var m Model
-	var ex2, ws1, slope float64
+	var ex2, sd2, ws1, slope float64
 	for i, seg := range chain {
 		e, err := entryAt(prof, seg.Name, seg.Size)
 		if err != nil {
@@ -71,6 +73,8 @@ func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, o
 		m.P50 += mean
 		ex := math.Max(e.ServiceP95-e.ServiceMean, e.ServiceCV*e.ServiceMean) / speed
 		ex2 += ex * ex
+		sd := e.ServiceCV * mean
+		sd2 += sd * sd
 		ws1 += float64(e.WorkingSet1)
 		if c := float64(e.Concurrency); c > 1 {
 			slope = math.Max(slope, float64(e.WorkingSet-e.WorkingSet1)/(c-1))
@@ -85,6 +89,7 @@ func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, o
 	// Quantiles of a sum of independent segments: means add, excesses add
 	// in quadrature; p99's excess scales like a normal's.
 	m.P95 = m.P50 + ex
+	m.CV2 = sd2 / (m.P50 * m.P50)
 	m.P99 = m.P50 + ex*2.326/1.645
 	m.BaseMemory = float64(prof.RSSBaseBytes) + ws1
 	m.MemoryPerRequest = math.Max(slope, 16<<10) // at least a goroutine, buffers and a connection

@@ -16,20 +16,34 @@ func erlangC(c int, a float64) float64 {
 	return b / (1 - rho*(1-b))
 }
 
-// slowdown is the mean response time over the service time of a
-// processor-sharing pod with c cores (c ≥ 1, fractional allowed) at
-// utilisation rho < 1: 1 + C(c, cρ)/(c(1−ρ)), interpolated linearly
-// between the integer core counts around c. For c = 1 it is 1/(1−ρ).
-func slowdown(c, rho float64) float64 {
+// queueWait approximates the wait before service in a pod with c cores
+// (c ≥ 1, fractional allowed) at utilisation rho < 1, for service times
+// of squared coefficient of variation cs2 (Allen–Cunneen M/G/c): pw is
+// the probability of waiting (Erlang C) and mean the mean wait in units of
+// the service time, C(c, cρ)/(c(1−ρ)) · (1+cs2)/2. Both are interpolated
+// linearly between the integer core counts around c.
+func queueWait(c, rho, cs2 float64) (pw, mean float64) {
+	at := func(n float64) (float64, float64) {
+		p := erlangC(int(n), n*rho)
+		return p, p / (n * (1 - rho)) * (1 + cs2) / 2
+	}
 	lo := math.Floor(c)
 	f := c - lo
-	s := func(n float64) float64 {
-		return 1 + erlangC(int(n), n*rho)/(n*(1-rho))
-	}
+	p0, m0 := at(lo)
 	if f == 0 {
-		return s(lo)
+		return p0, m0
 	}
-	return (1-f)*s(lo) + f*s(lo+1)
+	p1, m1 := at(lo + 1)
+	return (1-f)*p0 + f*p1, (1-f)*m0 + f*m1
+}
+
+// waitQuantile is the q-quantile of a wait that is 0 with probability
+// 1−pw and otherwise exponential, with mean wait mean overall.
+func waitQuantile(q, pw, mean float64) float64 {
+	if pw <= 0 || mean <= 0 || q <= 1-pw {
+		return 0
+	}
+	return mean / pw * math.Log(pw/(1-q))
 }
 
 // cfsPeriod is the CFS bandwidth period of a CPU limit.
@@ -52,6 +66,3 @@ func throttled(cpu, limit float64) float64 {
 
 // normQ is the standard normal upper tail P(Z > z).
 func normQ(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }
-
-// expQuantile is the q-quantile of an exponential of mean 1.
-func expQuantile(q float64) float64 { return -math.Log1p(-q) }

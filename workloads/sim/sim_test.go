@@ -80,19 +80,22 @@ func TestQueueing(t *testing.T) {
 	}{
 		{"erlangC c=1 is rho", erlangC(1, 0.6), 0.6},
 		{"erlangC c=2 a=1", erlangC(2, 1), 1.0 / 3},
-		{"slowdown M/M/1 rho=0.5", slowdown(1, 0.5), 2},
-		{"slowdown two cores rho=0.5", slowdown(2, 0.5), 1 + (1.0/3)/(2*0.5)},
-		{"slowdown idle", slowdown(1.5, 0), 1},
+		{"M/M/1 waits with probability rho", first(queueWait(1, 0.5, 1)), 0.5},
+		{"M/M/1 mean wait rho/(1-rho)", second(queueWait(1, 0.5, 1)), 1},
+		{"M/D/1 waits half as long", second(queueWait(1, 0.5, 0)), 0.5},
+		{"two cores", second(queueWait(2, 0.5, 1)), (1.0 / 3) / (2 * 0.5)},
+		{"idle", second(queueWait(1.5, 0, 1)), 0},
+		{"no wait below 1-pw", waitQuantile(0.4, 0.5, 1), 0},
+		{"exponential tail", waitQuantile(0.95, 0.5, 1), 2 * math.Log(10)},
 		{"throttled short request", throttled(0.005, 0.5), 0.005},
 		{"throttled long request", throttled(0.12, 0.5), 0.22},
 		{"throttled unlimited", throttled(0.12, 2), 0.12},
-		{"exp median", expQuantile(0.5), math.Ln2},
 	}
 	for _, tt := range tests {
 		assert.InDelta(t, tt.want, tt.got, 1e-9, tt.name)
 	}
-	assert.Less(t, slowdown(1.5, 0.8), slowdown(1, 0.8), "more cores queue less")
-	assert.Greater(t, slowdown(1.5, 0.8), slowdown(2, 0.8))
+	assert.Less(t, second(queueWait(1.5, 0.8, 1)), second(queueWait(1, 0.8, 1)), "more cores queue less")
+	assert.Greater(t, second(queueWait(1.5, 0.8, 1)), second(queueWait(2, 0.8, 1)))
 }
 
 func run(t *testing.T, app App, steps int, opts ...Option) (*Cluster, []gym.Metrics) {
@@ -324,3 +327,6 @@ func TestValidation(t *testing.T) {
 	_, err = New(p, []App{good}, WithStep(0))
 	assert.ErrorContains(t, err, "step")
 }
+
+func first(a, _ float64) float64  { return a }
+func second(_, b float64) float64 { return b }

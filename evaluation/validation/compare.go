@@ -1,0 +1,200 @@
+package validation
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/segments"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+)
+
+// Case is one validation run: an application at one allocation under one
+// load window.
+type Case struct {
+	App   string
+	Chain []segments.Spec
+	// CPU is the pod's CPU limit in cores (one replica).
+	CPU float64
+	// Rates is the load in requests/s, one value per second.
+	Rates []float64
+	// Trace names where Rates came from, for the table.
+	Trace string
+}
+
+// Measured is what a run reports, real or simulated.
+type Measured struct {
+	CPU        float64 // cores, mean over the window
+	Throughput float64 // completed requests/s
+	P95        float64 // seconds
+}
+
+// Row is one compared case.
+type Row struct {
+	Case Case
+	// Quota says how the real run's CPU was limited.
+	Quota     string
+	Real, Sim Measured
+}
+
+// Errors are absolute percentage errors of the simulation against reality.
+func (r Row) Errors() (cpu, throughput, p95 float64) {
+	ape := func(sim, real float64) float64 {
+		if real == 0 {
+			if sim == 0 {
+				return 0
+			}
+			return 1
+		}
+		return math.Abs(sim-real) / real
+	}
+	return ape(r.Sim.CPU, r.Real.CPU), ape(r.Sim.Throughput, r.Real.Throughput), ape(r.Sim.P95, r.Real.P95)
+}
+
+// Targets are the accepted median absolute percentage errors.
+var Targets = Measured{CPU: 0.15, Throughput: 0.05, P95: 0.30}
+
+// Simulate runs c on the simulator with one-second steps and no
+// measurement noise: one pod, warm, with c.CPU cores and ample memory.
+func Simulate(ctx context.Context, prof *calibration.Profile, c Case, opts ...sim.Option) (Measured, error) {
+	if len(c.Rates) == 0 {
+		return Measured{}, fmt.Errorf("case %s: no load", c.App)
+	}
+	app := sim.App{
+		Name: c.App, Chain: c.Chain, Speed: 1,
+		Load:    sim.Load{Shape: c.Rates, Scale: 1},
+		Initial: sim.Allocation{Replicas: 1, CPU: c.CPU, Memory: 8192 * gym.MiB},
+	}
+	b := gym.Bounds{MinReplicas: 1, MaxReplicas: 1, MinCPU: 0.01, MaxCPU: 64, MinMemory: gym.MiB, MaxMemory: 8192 * gym.MiB}
+	opts = append([]sim.Option{sim.WithStep(time.Second), sim.WithBounds(b), sim.WithWorkers(1)}, opts...)
+	cl, err := sim.New(prof, []sim.App{app}, opts...)
+	if err != nil {
+		return Measured{}, fmt.Errorf("case %s: %w", c.App, err)
+	}
+	var cpu, done float64
+	steps := make([]gym.Metrics, 0, len(c.Rates))
+	for range c.Rates {
+		cl.Set(0, app.Initial)
+		if err := cl.Advance(ctx); err != nil {
+			return Measured{}, err
+		}
+		m := cl.Metrics(0)
+		cpu += m.CPUUsage
+		done += m.ProcessedRate
+		steps = append(steps, m)
+	}
+	n := float64(len(c.Rates))
+	return Measured{CPU: cpu / n, Throughput: done / n, P95: mixtureQuantile(steps, 0.95)}, nil
+}
+
+// mixtureQuantile is the q-quantile of the latency of every request of the
+// steps: each step's distribution is piecewise linear through its p50, p95
+// and p99 (and 0 at zero, 1 at twice p99 − p95 beyond), weighted by the
+// requests it completed.
+func mixtureQuantile(steps []gym.Metrics, q float64) float64 {
+	cdf := func(m gym.Metrics, x float64) float64 {
+		xs := []float64{0, m.LatencyP50, m.LatencyP95, m.LatencyP99, 2*m.LatencyP99 - m.LatencyP95}
+		ps := []float64{0, 0.5, 0.95, 0.99, 1}
+		for i := 1; i < len(xs); i++ {
+			if x < xs[i] {
+				if xs[i] == xs[i-1] {
+					return ps[i]
+				}
+				return ps[i-1] + (ps[i]-ps[i-1])*(x-xs[i-1])/(xs[i]-xs[i-1])
+			}
+		}
+		return 1
+	}
+	var total, hi float64
+	for _, m := range steps {
+		total += m.ProcessedRate
+		hi = math.Max(hi, 2*m.LatencyP99)
+	}
+	if total == 0 {
+		return 0
+	}
+	lo := 0.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		var f float64
+		for _, m := range steps {
+			if m.ProcessedRate > 0 {
+				f += m.ProcessedRate * cdf(m, mid)
+			}
+		}
+		if f/total < q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// Summary holds the median absolute percentage errors of rows.
+func Summary(rows []Row) Measured {
+	var c, t, p []float64
+	for _, r := range rows {
+		a, b, d := r.Errors()
+		c, t, p = append(c, a), append(t, b), append(p, d)
+	}
+	return Measured{CPU: median(c), Throughput: median(t), P95: median(p)}
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// WriteMarkdown prints the table, the medians and whether each meets its
+// target.
+func WriteMarkdown(w io.Writer, rows []Row) error {
+	fmt.Fprintln(w, "| app | chain | CPU limit | quota | trace | rate req/s | CPU real / sim (cores) | err | throughput real / sim | err | p95 real / sim (ms) | err |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		ec, et, ep := r.Errors()
+		var mean float64
+		for _, x := range r.Case.Rates {
+			mean += x
+		}
+		mean /= float64(len(r.Case.Rates))
+		fmt.Fprintf(w, "| %s | %s | %.2f | %s | %s | %.1f | %.3f / %.3f | %.1f%% | %.1f / %.1f | %.1f%% | %.2f / %.2f | %.1f%% |\n",
+			r.Case.App, chainString(r.Case.Chain), r.Case.CPU, r.Quota, r.Case.Trace, mean,
+			r.Real.CPU, r.Sim.CPU, 100*ec, r.Real.Throughput, r.Sim.Throughput, 100*et,
+			1e3*r.Real.P95, 1e3*r.Sim.P95, 100*ep)
+	}
+	s := Summary(rows)
+	ok := func(v, t float64) string {
+		if v <= t {
+			return "meets"
+		}
+		return "misses"
+	}
+	_, err := fmt.Fprintf(w, "\nMedian absolute percentage error over %d runs: CPU %.1f%% (target ≤ %.0f%%: %s), throughput %.1f%% (≤ %.0f%%: %s), p95 latency %.1f%% (≤ %.0f%%: %s).\n",
+		len(rows), 100*s.CPU, 100*Targets.CPU, ok(s.CPU, Targets.CPU), 100*s.Throughput, 100*Targets.Throughput, ok(s.Throughput, Targets.Throughput),
+		100*s.P95, 100*Targets.P95, ok(s.P95, Targets.P95))
+	return err
+}
+
+func chainString(c []segments.Spec) string {
+	s := ""
+	for i, x := range c {
+		if i > 0 {
+			s += "→"
+		}
+		s += fmt.Sprintf("%s:%d", x.Name, x.Size)
+	}
+	return s
+}

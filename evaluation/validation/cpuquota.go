@@ -1,0 +1,100 @@
+package validation
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// cpuQuota is a cgroup that limits a process's CPU like a container's CPU
+// limit: CFS bandwidth of cores × 100 ms per 100 ms period.
+type cpuQuota struct {
+	dir  string
+	desc string
+}
+
+// limitCPU puts pid into a new cgroup with a CPU quota of cores, under
+// cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us). When the machine allows
+// neither, it returns a nil quota and the reason.
+func limitCPU(pid int, cores float64, name string) (*cpuQuota, string) {
+	quota := int64(cores * 100000)
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		q, err := makeCgroup("/sys/fs/cgroup", name, map[string]string{"cpu.max": fmt.Sprintf("%d 100000", quota)}, pid)
+		if err == nil {
+			q.desc = fmt.Sprintf("cgroup v2 cpu.max %d/100000", quota)
+			return q, q.desc
+		}
+		return nil, "GOMAXPROCS only (cgroup v2: " + err.Error() + ")"
+	}
+	q, err := makeCgroup("/sys/fs/cgroup/cpu", name, map[string]string{"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": strconv.FormatInt(quota, 10)}, pid)
+	if err != nil {
+		return nil, "GOMAXPROCS only (cgroup v1: " + err.Error() + ")"
+	}
+	q.desc = fmt.Sprintf("cgroup v1 cfs %d/100000", quota)
+	return q, q.desc
+}
+
+func makeCgroup(root, name string, files map[string]string, pid int) (*cpuQuota, error) {
+	dir := filepath.Join(root, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	q := &cpuQuota{dir: dir}
+	for _, f := range []string{"cpu.cfs_period_us", "cpu.cfs_quota_us", "cpu.max"} {
+		v, ok := files[f]
+		if !ok {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
+			q.remove()
+			return nil, fmt.Errorf("write %s: %w", f, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		q.remove()
+		return nil, fmt.Errorf("move pid %d: %w", pid, err)
+	}
+	return q, nil
+}
+
+// remove deletes the cgroup once its processes have exited.
+func (q *cpuQuota) remove() error {
+	if q == nil {
+		return nil
+	}
+	if err := os.Remove(q.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove cgroup %s: %w", q.dir, err)
+	}
+	return nil
+}
+
+// processCPU returns the CPU-seconds (user + system) pid has used, from
+// /proc/<pid>/stat.
+func processCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return (ut + st) / clockTicks, nil
+}
+
+// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
+const clockTicks = 100

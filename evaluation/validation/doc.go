@@ -1,0 +1,9 @@
+// Package validation measures how faithful the simulator is: it runs
+// applications for real (the workload server as a CPU-limited child
+// process, the load generator replaying a window of a real trace on
+// loopback), simulates the same application, allocation and per-second
+// load with workloads/sim, and tabulates measured against simulated CPU
+// usage, throughput and p95 latency with median absolute percentage errors.
+// The comparison maths (Simulate, Compare) is pure; Real does the I/O.
+// `aware sim validate` is its command.
+package validation

@@ -1,0 +1,120 @@
+package validation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/aware-autoscaler/aware/infra/localproc"
+	"github.com/aware-autoscaler/aware/workloads/app"
+	"github.com/aware-autoscaler/aware/workloads/loadgen"
+	"github.com/aware-autoscaler/aware/workloads/server"
+	"github.com/aware-autoscaler/aware/workloads/trace"
+)
+
+// RealConfig tells Real how to run the workload server.
+type RealConfig struct {
+	// Exe is the aware binary, run as `aware workload serve`.
+	Exe string
+	// Env is added to the child's environment (object store and database).
+	Env []string
+	// Dir holds specs, logs and scratch files.
+	Dir string
+	// Warmup is a constant load at the case's mean rate before measuring.
+	Warmup time.Duration
+	// Seed places arrivals within each second.
+	Seed uint64
+}
+
+// Real runs c for real: a workload server child with GOMAXPROCS =
+// ceil(CPU) and, where the machine allows, a cgroup CPU quota of CPU
+// cores; the load generator replays c.Rates open loop. It returns what was
+// measured and how the CPU was limited.
+func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, string, error) {
+	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-%dm", c.App, int(math.Round(c.CPU*1000))))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Measured{}, "", err
+	}
+	spec := app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: c.App, Seed: int64(cfg.Seed), Segments: c.Chain}
+	data, err := yaml.Marshal(spec)
+	if err != nil {
+		return Measured{}, "", err
+	}
+	specPath := filepath.Join(dir, "app.yaml")
+	if err := os.WriteFile(specPath, data, 0o644); err != nil {
+		return Measured{}, "", err
+	}
+	addr, err := server.FreeLoopbackAddr()
+	if err != nil {
+		return Measured{}, "", err
+	}
+	procs := int(math.Max(1, math.Ceil(c.CPU-1e-9)))
+	child, err := server.StartChild(cfg.Exe, []string{"workload", "serve", "--app", specPath, "--addr", addr,
+		"--dir", filepath.Join(dir, "scratch"), "--gomaxprocs", strconv.Itoa(procs), "--shutdown-timeout", "10s"},
+		"http://"+addr, filepath.Join(dir, "server.log"), localproc.WithEnv(append(os.Environ(), cfg.Env...)))
+	if err != nil {
+		return Measured{}, "", err
+	}
+	var quota *cpuQuota
+	defer func() {
+		if err := child.Stop(20 * time.Second); err != nil && !errors.Is(err, localproc.ErrExited) {
+			fmt.Fprintf(os.Stderr, "stop workload server of %s: %v\n", c.App, err)
+		}
+		_ = quota.remove()
+	}()
+	if err := child.WaitReady(ctx, 2*time.Minute); err != nil {
+		return Measured{}, "", fmt.Errorf("%s: %w\n%s", c.App, err, child.LogTail())
+	}
+	quota, desc := limitCPU(child.Pid(), c.CPU, fmt.Sprintf("aware-validate-%d-%s", os.Getpid(), filepath.Base(dir)))
+
+	gen, err := loadgen.New(child.URL()+"/invoke", loadgen.WithTimeout(30*time.Second), loadgen.WithMaxOutstanding(20000))
+	if err != nil {
+		return Measured{}, desc, err
+	}
+	var mean float64
+	for _, r := range c.Rates {
+		mean += r
+	}
+	mean /= float64(len(c.Rates))
+	if cfg.Warmup > 0 && mean > 0 {
+		warm, err := loadgen.Constant(mean, cfg.Warmup)
+		if err != nil {
+			return Measured{}, desc, err
+		}
+		if _, err := gen.Run(ctx, warm); err != nil {
+			return Measured{}, desc, fmt.Errorf("%s: warm-up: %w", c.App, err)
+		}
+	}
+	arr, err := trace.Arrivals(trace.Series{Name: c.Trace, Step: time.Second, Values: c.Rates}, cfg.Seed)
+	if err != nil {
+		return Measured{}, desc, err
+	}
+	sched, err := loadgen.NewSchedule(arr, time.Duration(len(c.Rates))*time.Second)
+	if err != nil {
+		return Measured{}, desc, err
+	}
+	cpu0, err := processCPU(child.Pid())
+	if err != nil {
+		return Measured{}, desc, err
+	}
+	rep, err := gen.Run(ctx, sched)
+	if err != nil {
+		return Measured{}, desc, fmt.Errorf("%s: replay: %w", c.App, err)
+	}
+	cpu1, err := processCPU(child.Pid())
+	if err != nil {
+		return Measured{}, desc, err
+	}
+	if rep.Failed > 0 || rep.Dropped > 0 {
+		fmt.Fprintf(os.Stderr, "%s at %.2f cores: %d failed, %d dropped (%v)\n", c.App, c.CPU, rep.Failed, rep.Dropped, rep.Errors)
+	}
+	secs := rep.Duration.Seconds()
+	return Measured{CPU: (cpu1 - cpu0) / secs, Throughput: float64(rep.Completed) / secs, P95: rep.Latency.P95.Seconds()}, desc, nil
+}
