@@ -58,8 +58,11 @@ lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
 	$(BIN)/staticcheck $(PKGS)
 
 .PHONY: generate
-generate: ## Regenerate generated code (go generate).
+generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy and CRD (controller-gen).
 	$(GO) generate $(PKGS)
+	@test -x $(BIN)/controller-gen || bash ci/setup.sh
+	$(BIN)/controller-gen object paths=./controller/api/...
+	$(BIN)/controller-gen crd paths=./controller/api/... output:crd:artifacts:config=controller/api/crd
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps pinned tools).

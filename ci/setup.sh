@@ -11,6 +11,7 @@ mkdir -p "$BIN"
 # Pinned versions (see docs/versions.md for what the module proxy refused).
 STATICCHECK_VERSION=v0.8.2        # honnef.co/go/tools (staticcheck 2026.1.2)
 VERSITYGW_VERSION=v1.8.0          # github.com/versity/versitygw, S3-compatible gateway (posix backend)
+CONTROLLER_GEN_VERSION=v0.19.0    # sigs.k8s.io/controller-tools, the release for k8s.io/api v0.34
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -46,5 +47,6 @@ go_tool() {
 
 go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
 go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
+go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION"
 
 log "ready: $(ls "$BIN" | tr '\n' ' ')"

@@ -9,5 +9,7 @@ func subcommands() []*cobra.Command {
 		newWorkloadCmd(),
 		newLoadgenCmd(),
 		newTraceCmd(),
+		newSimCmd(),
+		newGenerateCmd(),
 	}
 }

@@ -1,0 +1,343 @@
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/app"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/segments"
+)
+
+// Range is a closed interval [Min, Max].
+type Range struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// Options control Generate. Start from DefaultOptions.
+type Options struct {
+	// Apps is the number of applications.
+	Apps int `json:"apps"`
+	// Seed determines everything generated.
+	Seed int64 `json:"seed"`
+	// MaxSegments is the longest chain; lengths are uniform in 1..MaxSegments
+	// before duplicate chains are redrawn.
+	MaxSegments int `json:"maxSegments"`
+	// TrainFraction of the apps (rounded) form the train split.
+	TrainFraction float64 `json:"trainFraction"`
+	// ThroughputFraction is the probability of a throughput SLO.
+	ThroughputFraction float64 `json:"throughputFraction"`
+	// Slack is the range of the SLO slack factor (uniform).
+	Slack Range `json:"slack"`
+	// Demand is the range of the CPU demand at the mean rate in cores, on
+	// the app's node (log-uniform).
+	Demand Range `json:"demand"`
+	// MaxInFlight caps the mean rate so that at most this many requests are
+	// in flight on average (Little's law): chains that mostly wait (sleep,
+	// I/O) use little CPU and would otherwise get huge rates.
+	MaxInFlight float64 `json:"maxInFlight"`
+	// MaxRate caps the mean rate in requests/s: trace peaks reach about six
+	// times the mean and the load generator holds 4,000 req/s on 2 cores.
+	MaxRate float64 `json:"maxRate"`
+	// PowerFraction is the probability of a Power node (else x86).
+	PowerFraction float64 `json:"powerFraction"`
+	// Sources are the trace sources drawn from (uniform).
+	Sources []string `json:"sources"`
+}
+
+// DefaultOptions returns the pool of the paper: 1000 apps split 800/200.
+func DefaultOptions() Options {
+	return Options{
+		Apps:               1000,
+		Seed:               1,
+		MaxSegments:        4,
+		TrainFraction:      0.8,
+		ThroughputFraction: 0.15,
+		Slack:              Range{1.5, 4},
+		Demand:             Range{0.2, 6},
+		MaxInFlight:        32,
+		MaxRate:            500,
+		PowerFraction:      0.5,
+		Sources:            Sources(),
+	}
+}
+
+// Validate reports every bad option, each naming its field.
+func (o Options) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.Apps <= 0 {
+		add("apps: %d must be positive", o.Apps)
+	}
+	if o.MaxSegments <= 0 {
+		add("maxSegments: %d must be positive", o.MaxSegments)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"trainFraction", o.TrainFraction}, {"throughputFraction", o.ThroughputFraction}, {"powerFraction", o.PowerFraction}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			add("%s: %g is not in [0, 1]", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		r    Range
+	}{{"slack", o.Slack}, {"demand", o.Demand}} {
+		if !positive(f.r.Min) || !positive(f.r.Max) || f.r.Max < f.r.Min {
+			add("%s: [%g, %g] is not a positive range", f.name, f.r.Min, f.r.Max)
+		}
+	}
+	if !positive(o.MaxInFlight) {
+		add("maxInFlight: %g must be positive", o.MaxInFlight)
+	}
+	if !positive(o.MaxRate) {
+		add("maxRate: %g must be positive", o.MaxRate)
+	}
+	if len(o.Sources) == 0 {
+		add("sources: empty (known: %v)", Sources())
+	}
+	for i, s := range o.Sources {
+		if _, ok := sourceSpans[s]; !ok {
+			add("sources[%d]: unknown source %q (known: %v)", i, s, Sources())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Constants of the generated apps.
+const (
+	// MinLatencySLO is the smallest p99 bound: below it the HTTP round trip
+	// and the metrics' resolution (histogram buckets from 1 ms) dominate.
+	MinLatencySLO = 0.005
+	// requestCPU and requestTime are the per-request HTTP costs that
+	// calibration (in process) does not see (sim.DefaultOverheads).
+	requestCPU  = 90e-6
+	requestTime = 150e-6
+	// maxDraws bounds the redraws of a chain that duplicates an earlier app's.
+	maxDraws = 1000
+	// splitStream is the PCG stream of the train/test shuffle.
+	splitStream = 0x5b11_7e57
+)
+
+// Generate returns opts.Apps applications, deterministic in opts. App i
+// (1-based) uses its own random source seeded by (Seed, i) and only redraws
+// its chain when it repeats an earlier app's, so a pool's first n apps are
+// the same whatever opts.Apps is. The split is a seeded shuffle of the
+// whole pool: exactly round(TrainFraction × Apps) apps are "train".
+func Generate(opts Options, prof *calibration.Profile) ([]App, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("generator options: %w", err)
+	}
+	if prof == nil {
+		return nil, errors.New("generator: calibration profile is nil")
+	}
+	pool := calibratedPool(prof)
+	if len(pool) == 0 {
+		return nil, errors.New("generator: the calibration profile has no entry of a known segment at one of its sizes")
+	}
+	seen := make(map[string]bool, opts.Apps)
+	apps := make([]App, opts.Apps)
+	for i := range apps {
+		r := rand.New(rand.NewPCG(uint64(opts.Seed), splitmix(uint64(i+1))))
+		a, err := generateApp(r, i+1, opts, pool, prof, seen)
+		if err != nil {
+			return nil, err
+		}
+		apps[i] = a
+	}
+	nTrain := int(math.Round(opts.TrainFraction * float64(opts.Apps)))
+	perm := rand.New(rand.NewPCG(uint64(opts.Seed), splitStream)).Perm(opts.Apps)
+	for k, i := range perm {
+		if k < nTrain {
+			apps[i].Split = SplitTrain
+		} else {
+			apps[i].Split = SplitTest
+		}
+	}
+	return apps, nil
+}
+
+// AppName is the name of the i-th app (1-based): app-0001, app-0002, ...
+func AppName(i int) string { return fmt.Sprintf("app-%04d", i) }
+
+// poolSegment is a segment with its calibrated sizes.
+type poolSegment struct {
+	name  string
+	sizes []int
+}
+
+// calibratedPool lists the segments with the sizes of segments.Info.Sizes
+// that the profile has entries for.
+func calibratedPool(prof *calibration.Profile) []poolSegment {
+	var pool []poolSegment
+	for _, name := range segments.Names() {
+		info, _ := segments.Lookup(name)
+		var sizes []int
+		for _, s := range info.Sizes {
+			if _, ok := prof.Lookup(name, s); ok {
+				sizes = append(sizes, s)
+			}
+		}
+		if len(sizes) > 0 {
+			pool = append(pool, poolSegment{name, sizes})
+		}
+	}
+	return pool
+}
+
+func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *calibration.Profile, seen map[string]bool) (App, error) {
+	name := AppName(i)
+	var chain []segments.Spec
+	for draw := 0; ; draw++ {
+		if draw == maxDraws {
+			return App{}, fmt.Errorf("generator: %s: no chain of 1..%d segments unlike the earlier apps' in %d draws; raise maxSegments or lower apps", name, opts.MaxSegments, maxDraws)
+		}
+		chain = drawChain(r, opts.MaxSegments, pool)
+		if k := chainKey(chain); !seen[k] {
+			seen[k] = true
+			break
+		}
+	}
+	cost, err := chainCost(prof, chain)
+	if err != nil {
+		return App{}, fmt.Errorf("generator: %s: %w", name, err)
+	}
+
+	var env Environment
+	if r.Float64() < opts.PowerFraction {
+		env = Environment{NodeClass: NodePower, Speed: round(uniform(r, 0.7, 0.9), 3), Noise: round(uniform(r, 0.05, 0.1), 3)}
+	} else {
+		env = Environment{NodeClass: NodeX86, Speed: round(uniform(r, 0.9, 1.1), 3), Noise: round(uniform(r, 0.02, 0.05), 3)}
+	}
+
+	throughput := r.Float64() < opts.ThroughputFraction
+	slack := round(uniform(r, opts.Slack.Min, opts.Slack.Max), 2)
+
+	source := opts.Sources[r.IntN(len(opts.Sources))]
+	load := Load{Source: source, Seed: r.Int64N(1 << 53), Offset: r.IntN(sourceSpans[source])}
+	demand := math.Exp(uniform(r, math.Log(opts.Demand.Min), math.Log(opts.Demand.Max)))
+	rate := demand / cost.cpuAt(env.Speed)
+	rate = math.Min(rate, math.Min(opts.MaxInFlight/cost.wallAt(env.Speed), opts.MaxRate))
+	load.MeanRate = roundSig(rate, 4)
+
+	slo := SLO{Kind: LatencySLO, Slack: slack}
+	if throughput {
+		slo.Kind, slo.Throughput = ThroughputSLO, roundSig(load.MeanRate/slack, 4)
+	} else {
+		slo.LatencyP99 = round(math.Max(slack*cost.p95At(env.Speed), MinLatencySLO), 4)
+	}
+
+	bounds := gym.DefaultBounds()
+	initial := Resources{
+		Replicas: 1 + r.IntN(2),
+		CPU:      float64(4+r.IntN(5)) * 0.128, // 512m..1024m in steps of the artifact's action
+	}
+	step := 128.0 * gym.MiB
+	initial.Memory = math.Min(math.Max(bounds.MinMemory, math.Ceil(2*cost.workingSet/step)*step), bounds.MaxMemory)
+
+	profile := v1alpha1.DefaultAgentProfile()
+	profile.SLO = slo.ProfileSLO()
+	return App{
+		Spec:    app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: name, Seed: r.Int64N(1 << 53), Segments: chain},
+		SLO:     slo,
+		Load:    load,
+		Env:     env,
+		Initial: initial,
+		Profile: profile,
+	}, nil
+}
+
+func drawChain(r *rand.Rand, maxSegments int, pool []poolSegment) []segments.Spec {
+	chain := make([]segments.Spec, 1+r.IntN(maxSegments))
+	for k := range chain {
+		p := pool[r.IntN(len(pool))]
+		chain[k] = segments.Spec{Name: p.name, Size: p.sizes[r.IntN(len(p.sizes))]}
+	}
+	return chain
+}
+
+func chainKey(chain []segments.Spec) string {
+	parts := make([]string, len(chain))
+	for i, s := range chain {
+		parts[i] = s.Name + ":" + strconv.Itoa(s.Size)
+	}
+	return strings.Join(parts, ",")
+}
+
+// cost is the calibrated per-request cost of a chain on the calibration
+// machine.
+type cost struct {
+	cpu, wall  float64 // CPU and wall-clock seconds (mean), with HTTP overhead
+	cpuWall    float64 // wall-clock seconds spent on a CPU
+	p95        float64 // Σ p95 service times of the segments
+	p95CPU     float64 // the CPU part of p95
+	workingSet float64 // bytes: idle process plus each segment's working set (concurrency 4)
+	perRequest float64 // bytes held per in-flight request
+	io         float64 // bytes read and written per request
+}
+
+func chainCost(prof *calibration.Profile, chain []segments.Spec) (cost, error) {
+	c := cost{cpu: requestCPU, wall: requestCPU + requestTime, cpuWall: requestCPU, workingSet: float64(prof.RSSBaseBytes)}
+	for i, s := range chain {
+		e, ok := prof.Lookup(s.Name, s.Size)
+		if !ok {
+			return cost{}, fmt.Errorf("segments[%d]: %s at size %d is not in the calibration profile", i, s.Name, s.Size)
+		}
+		share := math.Min(e.CPUSeconds/e.ServiceMean, 1)
+		c.cpu += e.CPUSeconds
+		c.wall += e.ServiceMean
+		c.cpuWall += share * e.ServiceMean
+		c.p95 += e.ServiceP95
+		c.p95CPU += share * e.ServiceP95
+		c.workingSet += float64(e.WorkingSet)
+		c.perRequest += float64(e.WorkingSet) / float64(max(e.Concurrency, 1))
+		c.io += e.ReadBytes + e.WriteBytes
+	}
+	return c, nil
+}
+
+// cpuAt, wallAt and p95At are the costs on a node of the given speed: the
+// CPU parts scale with 1/speed, waiting does not.
+func (c cost) cpuAt(speed float64) float64  { return c.cpu / speed }
+func (c cost) wallAt(speed float64) float64 { return c.wall + c.cpuWall*(1/speed-1) }
+func (c cost) p95At(speed float64) float64  { return c.p95 + c.p95CPU*(1/speed-1) }
+
+func uniform(r *rand.Rand, lo, hi float64) float64 { return lo + (hi-lo)*r.Float64() }
+
+func round(x float64, digits int) float64 {
+	p := math.Pow10(digits)
+	return math.Round(x*p) / p
+}
+
+// roundSig rounds x to n significant digits.
+func roundSig(x float64, n int) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', n, 64), 64)
+	return v
+}
+
+// splitmix scrambles an index into a well-mixed PCG stream selector.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// sortedCounts turns a histogram into name-sorted counts.
+func sortedCounts(m map[string]int) []Count {
+	out := make([]Count, 0, len(m))
+	for k, n := range m {
+		out = append(out, Count{Name: k, N: n})
+	}
+	slices.SortFunc(out, func(a, b Count) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
