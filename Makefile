@@ -23,8 +23,8 @@ build: ## Build the aware CLI into .bin/aware.
 	$(GO) build -trimpath -o $(AWARE) ./cmd/aware
 
 .PHONY: run
-run: setup build ## Main job on the embedded default: quick calibration and a short trace replay report.
-	$(AWARE) run
+run: setup build ## Main job on the embedded default: generate 1000 apps, run the baselines on the simulator for a day.
+	$(AWARE) run --out out/run
 
 .PHONY: test
 test: setup ## Install what is needed, then lint and run unit and integration tests (race detector on).
@@ -40,9 +40,14 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 	done
 
 .PHONY: bench
-bench: setup build ## Print the per-segment and load-generator benchmark tables.
+bench: setup build ## Print the per-segment, load-generator and simulator benchmark tables.
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./workloads/segments/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./workloads/sim/ ./controller/recommender/...
 	$(AWARE) loadgen bench
+
+.PHONY: validate
+validate: setup build ## Run 8 generated apps for real and on the simulator; print the error table.
+	$(AWARE) sim validate --out out/validate
 
 .PHONY: calibrate
 calibrate: setup build ## Re-measure the segments and rewrite workloads/calibration/profile.json.

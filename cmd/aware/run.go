@@ -2,33 +2,29 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/aware-autoscaler/aware/workloads/app"
+	"github.com/aware-autoscaler/aware/evaluation/baselines"
+	"github.com/aware-autoscaler/aware/evaluation/pool"
+	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
-	"github.com/aware-autoscaler/aware/workloads/loadgen"
-	"github.com/aware-autoscaler/aware/workloads/segments"
-	"github.com/aware-autoscaler/aware/workloads/server"
+	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
-// runFlags are the flags of `aware run`.
 type runFlags struct {
-	services    string
-	app         string
-	trace       string
-	rate        float64
-	duration    time.Duration
-	speed       float64
-	seed        uint64
-	calibrate   bool
-	minDuration time.Duration
+	apps     int
+	seed     uint64
+	duration time.Duration
+	step     time.Duration
+	traces   string
+	out      string
+	only     []string
 }
 
 // newRunCmd is `aware run`, the main job (`make run`).
@@ -36,159 +32,132 @@ func newRunCmd() *cobra.Command {
 	var fl runFlags
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "The main job: quick calibration and a short trace replay report",
-		Long: `The main job on the embedded default. It starts a loopback S3 server (versitygw) and
-PostgreSQL, measures every segment once quickly and compares the costs with the committed
-profile (workloads/calibration/profile.json), then serves an example application and replays
-a short window of a synthetic trace (daily cycle, noise, bursts) against it, open loop, and
-prints the load generator's report beside the server's own counters.`,
+		Short: "The main job: generate the pool and run the baseline autoscalers on the simulator",
+		Long: `The main job on the embedded default. It generates the application pool, builds the
+calibrated simulator from the embedded profile, and runs each baseline autoscaler (static,
+HPA, VPA, HPA+VPA) over every application for a day of trace, then prints a table per
+baseline (mean reward, CPU and memory utilisation, SLO violations, OOM kills, drops,
+replicas) and writes results.json and results.md, with the pool, to --out. Load shapes
+come from ../shared/traces when present, else from seeded synthetic stand-ins.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runMain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), fl)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.services, "services", servicesLocal, "object store and database: local, env or none")
-	f.StringVar(&fl.app, "app", "mixed", "built-in example app (mixed, light) or an app spec file")
-	f.StringVar(&fl.trace, "trace", traceSynthetic, `trace to replay: a file, or "synthetic", "constant", "poisson"`)
-	f.Float64Var(&fl.rate, "rate", 30, "mean request rate of the replay (req/s)")
-	f.DurationVar(&fl.duration, "duration", 45*time.Second, "replayed window, in trace time")
-	f.Float64Var(&fl.speed, "speed", 1, "replay speed")
-	f.Uint64Var(&fl.seed, "seed", 1, "seed of the inputs, the synthetic trace and the arrivals")
-	f.BoolVar(&fl.calibrate, "calibrate", true, "run the quick calibration first")
-	f.DurationVar(&fl.minDuration, "calibrate-min-duration", 100*time.Millisecond, "measuring time per segment and size")
+	f.IntVar(&fl.apps, "apps", 1000, "applications to generate")
+	f.Uint64Var(&fl.seed, "seed", 1, "seed of the pool and the simulation")
+	f.DurationVar(&fl.duration, "duration", 24*time.Hour, "simulated time")
+	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step")
+	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
+	f.StringVar(&fl.out, "out", "out/run", "output folder for the pool and the results")
+	f.StringSliceVar(&fl.only, "baselines", nil, "run only these baselines (default: static, hpa, vpa, hpa+vpa)")
 	return cmd
 }
 
 func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
-	dir, err := os.MkdirTemp("", "aware-run-")
+	if fl.apps < 1 {
+		return fmt.Errorf("--apps %d: must be positive", fl.apps)
+	}
+	if fl.step < time.Second || fl.duration < fl.step {
+		return fmt.Errorf("--step %s and --duration %s: need 1s ≤ step ≤ duration", fl.step, fl.duration)
+	}
+	prof, err := calibration.Default()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	env := segments.Env{Dir: mkdir(dir, "scratch"), Seed: int64(fl.seed)}
-	stop, childEnv, err := startServices(ctx, fl.services, dir, &env)
+	opts := generator.DefaultOptions()
+	opts.Apps, opts.Seed = fl.apps, int64(fl.seed)
+	apps, err := generator.Generate(opts, prof)
 	if err != nil {
 		return err
 	}
-	defer stop()
-
-	if fl.calibrate {
-		if err := quickCalibration(ctx, out, progress, env, childEnv, fl); err != nil {
+	if err := generator.WriteDir(filepath.Join(fl.out, "pool"), apps); err != nil {
+		return err
+	}
+	shapes, err := pool.LoadShapes(fl.traces, fl.step, fl.seed)
+	if err != nil {
+		return err
+	}
+	simApps, err := pool.SimApps(apps, shapes)
+	if err != nil {
+		return err
+	}
+	targets := make([]float64, len(apps))
+	for i, a := range apps {
+		targets[i] = a.Profile.Targets.CPU
+	}
+	steps := int(fl.duration / fl.step)
+	var factories []baselines.Factory
+	for _, f := range baselines.Factories() {
+		if len(fl.only) == 0 || contains(fl.only, f.Name) {
+			factories = append(factories, f)
+		}
+	}
+	if len(factories) == 0 {
+		return fmt.Errorf("--baselines %v: none known (static, hpa, vpa, hpa+vpa)", fl.only)
+	}
+	rep := baselines.Report{
+		Command: fmt.Sprintf("aware run --apps %d --seed %d --duration %s --step %s", fl.apps, fl.seed, fl.duration, fl.step),
+		Apps:    len(apps), Seed: fl.seed, Steps: steps, StepSeconds: fl.step.Seconds(), Shapes: shapes.Origin,
+	}
+	fmt.Fprintf(progress, "%d applications, %d steps of %s, shapes %v\n", len(apps), steps, fl.step, shapes.Origin)
+	for k, f := range factories {
+		cl, err := sim.New(prof, simApps, sim.WithStep(fl.step))
+		if err != nil {
 			return err
 		}
+		bar := newBar(progress, fmt.Sprintf("[%d/%d] %-8s", k+1, len(factories), f.Name), steps)
+		res, err := baselines.Run(ctx, cl, f, baselines.Config{Steps: steps, Seed: fl.seed, CPUTargets: targets, Progress: bar.set})
+		bar.done()
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, res)
 	}
-	return replay(ctx, out, env, fl)
+	if err := rep.WriteMarkdown(out); err != nil {
+		return err
+	}
+	if err := rep.Save(fl.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nwrote %s and %s\n", filepath.Join(fl.out, "results.md"), filepath.Join(fl.out, "results.json"))
+	return nil
 }
 
-func quickCalibration(ctx context.Context, out, progress io.Writer, env segments.Env, childEnv []string, fl runFlags) error {
-	fmt.Fprintln(out, "== Calibration (quick: one repeat; `make calibrate` writes the full profile)")
-	targets, err := calibration.Targets(nil, env)
-	if err != nil {
-		return err
-	}
-	opts := calibration.Options{Repeats: 1, Warmup: 1, MinRequests: 3, MinDuration: fl.minDuration, MaxRequests: 2000, Rounds: 3, Concurrency: 4}
-	measure, err := childMeasurer(childEnv, int64(fl.seed), opts)
-	if err != nil {
-		return err
-	}
-	p, err := calibration.Run(ctx, targets, opts, measure, progressLine(progress))
-	fmt.Fprintln(progress)
-	if err != nil {
-		return err
-	}
-	if err := p.WriteTable(out); err != nil {
-		return err
-	}
-	ref, err := calibration.Default()
-	if err != nil {
-		return err
-	}
-	return calibration.WriteComparison(out, calibration.CompareCPU(p, ref, 50e-6))
-}
-
-func replay(ctx context.Context, out io.Writer, env segments.Env, fl runFlags) error {
-	spec, err := app.Example(fl.app)
-	if err != nil {
-		if spec, err = app.Load(fl.app); err != nil {
-			return fmt.Errorf("--app %q: neither a built-in example nor a readable spec: %w", fl.app, err)
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
 		}
 	}
-	if objects, db := spec.Needs(); (objects && env.Objects == nil) || (db && env.DB == nil) {
-		return fmt.Errorf("--app %s needs an object store or database, but --services is %q", spec.Name, fl.services)
-	}
-	sched, err := buildSchedule(fl.trace, fl.rate, 0, fl.duration, fl.seed)
-	if err != nil {
-		return err
-	}
-	addr, err := server.FreeLoopbackAddr()
-	if err != nil {
-		return err
-	}
-	srv, err := server.New(server.Config{Addr: addr, App: spec.Name, ShutdownTimeout: 10 * time.Second}, server.ChainSetup(spec, env))
-	if err != nil {
-		return err
-	}
-	srvCtx, cancel := context.WithCancel(ctx)
-	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Run(srvCtx) }()
-	defer func() {
-		cancel()
-		<-srvErr
-	}()
-	select {
-	case <-srv.Ready():
-	case err := <-srvErr:
-		srvErr <- err
-		return fmt.Errorf("workload server: %w", err)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-
-	fmt.Fprintf(out, "\n== Trace replay: app %s (%d segments), %s trace, %s window at %.0f req/s mean, speed %g, %d arrivals\n",
-		spec.Name, len(spec.Segments), fl.trace, fl.duration, fl.rate, fl.speed, len(sched.Arrivals))
-	g, err := loadgen.New("http://"+addr+"/invoke", loadgen.WithSpeed(fl.speed))
-	if err != nil {
-		return err
-	}
-	rep, runErr := g.Run(ctx, sched)
-	if err := rep.WriteTable(out); err != nil {
-		return err
-	}
-	received, processed, failed, err := serverCounters(srv.Registry())
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "server counters: received %.0f, processed %.0f, failed %.0f\n", received, processed, failed)
-	return runErr
+	return false
 }
 
-// serverCounters reads the workload server's request counters.
-func serverCounters(reg prometheus.Gatherer) (received, processed, failed float64, err error) {
-	mfs, err := reg.Gather()
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("gather server metrics: %w", err)
-	}
-	found := 0
-	for _, mf := range mfs {
-		var dst *float64
-		switch mf.GetName() {
-		case "aware_workload_requests_received_total":
-			dst = &received
-		case "aware_workload_requests_processed_total":
-			dst = &processed
-		case "aware_workload_requests_failed_total":
-			dst = &failed
-		default:
-			continue
-		}
-		found++
-		for _, m := range mf.GetMetric() {
-			*dst += m.GetCounter().GetValue()
-		}
-	}
-	if found != 3 {
-		return 0, 0, 0, errors.New("server metrics: request counters missing")
-	}
-	return received, processed, failed, nil
+// bar is a one-line progress bar redrawn in place.
+type bar struct {
+	w     io.Writer
+	label string
+	total int
+	last  int
+	start time.Time
 }
+
+func newBar(w io.Writer, label string, total int) *bar {
+	b := &bar{w: w, label: label, total: total, last: -1, start: time.Now()}
+	b.set(0)
+	return b
+}
+
+func (b *bar) set(done int) {
+	pct := 100 * done / b.total
+	if pct == b.last {
+		return
+	}
+	b.last = pct
+	const width = 30
+	fill := width * done / b.total
+	fmt.Fprintf(b.w, "\r%s [%s%s] %3d%% %s", b.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, time.Since(b.start).Round(100*time.Millisecond))
+}
+
+func (b *bar) done() { fmt.Fprintln(b.w) }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aware-autoscaler/aware/evaluation/validation"
+	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
@@ -189,5 +190,21 @@ func validationPicks(fl validateFlags) ([]validation.Pick, error) {
 	if len(picks) > 0 {
 		return picks, nil
 	}
-	return nil, fmt.Errorf("--app: no applications given")
+	if fl.n < 1 {
+		return nil, fmt.Errorf("--n %d: must be positive", fl.n)
+	}
+	prof, err := calibration.Default()
+	if err != nil {
+		return nil, err
+	}
+	opts := generator.DefaultOptions()
+	opts.Apps, opts.Seed = fl.n, fl.poolSeed
+	apps, err := generator.Generate(opts, prof)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range apps {
+		picks = append(picks, validation.Pick{Name: a.Name(), Chain: a.Spec.Segments})
+	}
+	return picks, nil
 }

@@ -21,7 +21,7 @@ func newWorkloadCmd() *cobra.Command {
 		Short: "Serve a workload application over HTTP, or calibrate the segments",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newWorkloadServeCmd(), newCalibrateCmd())
+	cmd.AddCommand(newWorkloadServeCmd(), newCalibrateCmd(), newDemoCmd())
 	return cmd
 }
 

@@ -77,6 +77,10 @@ func (a App) Validate() error {
 	return nil
 }
 
+// backoffReset is how long pods must run without crashing before the
+// restart back-off starts over at its first delay.
+const backoffReset = 600
+
 // state is the dynamic part of one application; it is a few hundred bytes.
 type state struct {
 	model Model
@@ -89,7 +93,8 @@ type state struct {
 	pendLeft float64 // seconds until they serve
 	down     float64 // pods restarting after an OOM kill
 	downLeft float64
-	streak   int // consecutive steps with OOM kills (restart back-off)
+	streak   int     // OOM kills since the back-off was last reset
+	healthy  float64 // seconds without a crash since the last kill
 
 	backlog     float64 // requests queued beyond what the pods process
 	t           int     // steps since the start of the trace position
@@ -172,6 +177,13 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 		s.vLeft = math.Max(0, s.vLeft-dt)
 	}
 
+	// Pods whose limit is below the base working set crash as they start
+	// and serve nothing.
+	crash := m.BaseMemory >= memLimit
+	if crash {
+		pods = 0
+	}
+
 	// Arrivals, capacity, backlog and timeouts.
 	lambda := a.Load.At(s.t)
 	arrived := lambda * dt
@@ -246,21 +258,22 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 	mem := m.BaseMemory + m.MemoryPerRequest*math.Max(inflight-1, 0)
 	peakN := inflight + 3*math.Sqrt(inflight)
 	peak := m.BaseMemory + m.MemoryPerRequest*math.Max(peakN-1, 0)
+	// CPU spent this step, including on requests a crash then loses.
+	cpuUsed := math.Min(done*m.CPU/dt+pods*c.idleCPU, pods*limit)
 	kills := 0
-	if pods > 0 && peak > memLimit {
-		n := int(math.Round(s.ready))
+	switch {
+	case crash:
+		kills = int(math.Round(s.ready)) // every pod that started crashed
+	case pods > 0 && peak > memLimit:
 		p := 1.0
-		if m.BaseMemory < memLimit && m.MemoryPerRequest > 0 {
+		if m.MemoryPerRequest > 0 {
 			nmax := (memLimit-m.BaseMemory)/m.MemoryPerRequest + 1
 			p = math.Min(1, normQ((nmax-inflight)/math.Sqrt(inflight+1e-9))*dt/math.Max(meanLat, 0.05))
 		}
-		for range n {
+		for range int(math.Round(s.ready)) {
 			if s.rng.Float64() < p {
 				kills++
 			}
-		}
-		if m.BaseMemory >= memLimit {
-			kills = n // pods crash as soon as they start
 		}
 	}
 	if kills > 0 {
@@ -272,19 +285,24 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 		lost := math.Min(done, k*inflight)
 		done -= lost
 		dropped += lost
-	} else {
-		s.streak = 0
+		s.healthy = 0
+	} else if s.down == 0 {
+		// Kubernetes resets the restart back-off after ten minutes of
+		// running without a crash.
+		if s.healthy += dt; s.healthy >= backoffReset {
+			s.streak = 0
+		}
 	}
 	s.backlog = left
 
 	// What Prometheus would report.
 	g := gym.Metrics{
 		Replicas:      next.Replicas,
-		ReadyReplicas: int(math.Round(s.ready)),
+		ReadyReplicas: int(math.Round(pods)), // averaged over the step, as a scrape sees it
 		CPULimit:      next.CPU,
 		MemoryLimit:   next.Memory,
-		CPUUsage:      math.Min(done*m.CPU/dt+pods*c.idleCPU, pods*limit),
-		MemoryUsage:   pods * mem,
+		CPUUsage:      cpuUsed,
+		MemoryUsage:   pods * math.Min(mem, memLimit),
 		MemoryPeak:    math.Min(peak, memLimit),
 		IORate:        done / dt * m.IOBytes,
 		NetRate:       done / dt * m.NetBytes,

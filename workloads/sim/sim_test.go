@@ -161,6 +161,21 @@ func TestOOM(t *testing.T) {
 	assert.Equal(t, 0, ms[0].ReadyReplicas)
 	assert.Positive(t, ms[1].DroppedRate)
 
+	// A crash loop backs off: 10 s, doubling, at most 5 min between restarts.
+	_, ms = run(t, app, 40, WithBounds(gym.Bounds{MinReplicas: 1, MaxReplicas: 20, MinCPU: 0.1, MaxCPU: 4, MinMemory: 1 * gym.MiB, MaxMemory: 8192 * gym.MiB}))
+	var killSteps []int
+	for i, x := range ms {
+		if x.OOMKills > 0 {
+			killSteps = append(killSteps, i)
+		}
+	}
+	require.Greater(t, len(killSteps), 4)
+	assert.Less(t, len(killSteps), 12, "%v", killSteps)
+	for i := 2; i < len(killSteps); i++ {
+		assert.GreaterOrEqual(t, killSteps[i]-killSteps[i-1], killSteps[i-1]-killSteps[i-2], "restarts back off: %v", killSteps)
+	}
+	assert.LessOrEqual(t, killSteps[len(killSteps)-1]-killSteps[len(killSteps)-2], 11, "at most 5 min apart")
+
 	// Overload grows the in-flight working set past a tight limit.
 	m, err := NewModel(profile(t), app.Chain, 1, DefaultOverheads())
 	require.NoError(t, err)

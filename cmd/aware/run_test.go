@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/evaluation/baselines"
+)
+
+func TestRunMainJob(t *testing.T) {
+	out := t.TempDir()
+	var stdout, progress bytes.Buffer
+	fl := runFlags{apps: 20, seed: 3, duration: 2 * time.Hour, step: 30 * time.Second, traces: filepath.Join(out, "no-traces"), out: out}
+	require.NoError(t, runMain(context.Background(), &stdout, &progress, fl))
+	for _, b := range []string{"static", "hpa", "vpa", "hpa+vpa"} {
+		assert.Contains(t, stdout.String(), "| "+b+" |")
+	}
+	assert.Contains(t, progress.String(), "100%")
+	var rep baselines.Report
+	data, err := os.ReadFile(filepath.Join(out, "results.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &rep))
+	assert.Equal(t, 20, rep.Apps)
+	assert.Equal(t, 240, rep.Steps)
+	assert.Len(t, rep.Results, 4)
+	assert.Equal(t, "synthetic", rep.Shapes["nasa"])
+	_, err = os.Stat(filepath.Join(out, "pool", "pool.json"))
+	assert.NoError(t, err)
+
+	// Same seed, same numbers.
+	var again bytes.Buffer
+	fl.out = t.TempDir()
+	require.NoError(t, runMain(context.Background(), &again, &progress, fl))
+	data2, err := os.ReadFile(filepath.Join(fl.out, "results.json"))
+	require.NoError(t, err)
+	var rep2 baselines.Report
+	require.NoError(t, json.Unmarshal(data2, &rep2))
+	for i := range rep.Results {
+		rep.Results[i].Seconds, rep2.Results[i].Seconds = 0, 0
+	}
+	assert.Equal(t, rep.Results, rep2.Results)
+
+	for _, bad := range []runFlags{
+		{apps: 0, duration: time.Hour, step: time.Minute},
+		{apps: 1, duration: time.Second, step: time.Minute},
+		{apps: 1, duration: time.Hour, step: time.Minute, only: []string{"nope"}, out: t.TempDir()},
+	} {
+		assert.Error(t, runMain(context.Background(), &stdout, &progress, bad))
+	}
+}

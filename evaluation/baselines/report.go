@@ -1,0 +1,68 @@
+package baselines
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Report is a whole run: what was simulated and each baseline's result.
+type Report struct {
+	Command     string            `json:"command"`
+	Apps        int               `json:"apps"`
+	Seed        uint64            `json:"seed"`
+	Steps       int               `json:"steps"`
+	StepSeconds float64           `json:"stepSeconds"`
+	Shapes      map[string]string `json:"shapes"`
+	Results     []Result          `json:"results"`
+}
+
+// WriteMarkdown prints the report as a Markdown table with its context.
+func (r Report) WriteMarkdown(w io.Writer) error {
+	fmt.Fprintf(w, "Baselines on the simulator: %d applications, %d steps of %gs (%.1f h), seed %d.\n\n",
+		r.Apps, r.Steps, r.StepSeconds, float64(r.Steps)*r.StepSeconds/3600, r.Seed)
+	fmt.Fprintln(w, "| autoscaler | mean reward / step | reward / 100-step episode | CPU util | memory util | SLO violations | OOM kills | dropped | replicas | CPU cores |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	for _, x := range r.Results {
+		fmt.Fprintf(w, "| %s | %.3f | %.1f | %.1f%% | %.1f%% | %.1f%% | %d | %.2f%% | %.2f | %.2f |\n",
+			x.Baseline, x.MeanReward, x.EpisodeReward, 100*x.CPUUtil, 100*x.MemoryUtil, 100*x.SLOViolations,
+			x.OOMKills, 100*x.Dropped, x.Replicas, x.CPUCores)
+	}
+	srcs := make([]string, 0, len(r.Shapes))
+	for s := range r.Shapes {
+		srcs = append(srcs, s)
+	}
+	sort.Strings(srcs)
+	fmt.Fprint(w, "\nLoad shapes:")
+	for _, s := range srcs {
+		fmt.Fprintf(w, " %s (%s)", s, r.Shapes[s])
+	}
+	_, err := fmt.Fprintf(w, ".\nReward per step is α·SP·2 + (1−α)·(CPU util + memory util), α = 0.5, in [0, 2]; utilisation is usage over the limits of the desired pods; an SLO violation is a step with SP < 1. Reproduce with `%s`.\n", r.Command)
+	return err
+}
+
+// Save writes results.json and results.md into dir.
+func (r Report) Save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, "results.md"))
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := r.WriteMarkdown(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,115 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+	"github.com/aware-autoscaler/aware/workloads/trace"
+)
+
+// traceFiles are the shared traces behind each generator source.
+var traceFiles = map[string]string{
+	generator.SourceNASA:     "nasa-1995-http-rps.dev.txt.gz",
+	generator.SourceTwitter:  "twitter-stream-rps.dev.txt.gz",
+	generator.SourceAzureLLM: "azure-llm-2023-code.csv.gz",
+}
+
+// Shapes are load shapes by source, at one step, each with mean 1.
+type Shapes struct {
+	Step   time.Duration
+	Shapes map[string][]float64
+	// Origin says where each shape came from ("real: FILE" or "synthetic").
+	Origin map[string]string
+}
+
+// LoadShapes reads every source's real trace from dir, or, when dir or a
+// file is absent, generates its synthetic stand-in (a week of the
+// project's diurnal, bursty model, seeded by seed and the source).
+func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
+	if step < time.Second {
+		return Shapes{}, fmt.Errorf("pool: step %s is below a second", step)
+	}
+	sh := Shapes{Step: step, Shapes: map[string][]float64{}, Origin: map[string]string{}}
+	for i, src := range generator.Sources() {
+		var (
+			s   trace.Series
+			err error
+		)
+		path := filepath.Join(dir, traceFiles[src])
+		if _, statErr := os.Stat(path); dir != "" && statErr == nil {
+			if s, err = trace.Load(path, trace.WithBinStep(time.Second)); err != nil {
+				return Shapes{}, fmt.Errorf("pool: source %s: %w", src, err)
+			}
+			sh.Origin[src] = "real: " + traceFiles[src]
+		} else if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
+			return Shapes{}, fmt.Errorf("pool: source %s: %w", src, statErr)
+		} else {
+			if s, err = trace.Generate(Synthetic(), step, 7*24*time.Hour, seed+uint64(i)*1000003); err != nil {
+				return Shapes{}, err
+			}
+			sh.Origin[src] = "synthetic"
+		}
+		if s.Step != step {
+			if s, err = trace.Resample(s, step); err != nil {
+				return Shapes{}, fmt.Errorf("pool: source %s: %w", src, err)
+			}
+		}
+		if s, err = trace.Normalize(s); err != nil {
+			return Shapes{}, fmt.Errorf("pool: source %s: %w", src, err)
+		}
+		shape := make([]float64, s.Len())
+		for k := range shape {
+			shape[k] = s.Values[k] // mean 1 per step
+		}
+		sh.Shapes[src] = shape
+	}
+	return sh, nil
+}
+
+// Synthetic is the project's synthetic load model: two daily harmonics,
+// slow and fast log-normal noise and two bursts an hour.
+func Synthetic() trace.Params {
+	return trace.Params{
+		BaseRate:  10,
+		Diurnal:   []trace.Harmonic{{Amplitude: 0.4, PeakHour: 14}, {Amplitude: 0.1, PeakHour: 9}},
+		SlowCoef:  0.8,
+		SlowSigma: 0.15,
+		FastCoef:  0.6,
+		FastSigma: 0.1,
+		Bursts:    trace.Bursts{RatePerHour: 2, Magnitude: 1, HoldSeconds: 20, DecaySeconds: 60},
+	}
+}
+
+// SimApps converts generated apps into simulator apps over shapes.
+func SimApps(apps []generator.App, sh Shapes) ([]sim.App, error) {
+	out := make([]sim.App, len(apps))
+	for i, a := range apps {
+		shape, ok := sh.Shapes[a.Load.Source]
+		if !ok {
+			return nil, fmt.Errorf("pool: %s: load source %q has no shape (known: %v)", a.Name(), a.Load.Source, generator.Sources())
+		}
+		slo := gym.SLO{}
+		switch a.SLO.Kind {
+		case generator.LatencySLO:
+			slo = gym.SLO{Kind: gym.LatencySLO, Target: a.SLO.LatencyP99}
+		case generator.ThroughputSLO:
+			slo = gym.SLO{Kind: gym.ThroughputSLO, Target: a.SLO.Throughput}
+		}
+		out[i] = sim.App{
+			Name:    a.Name(),
+			Chain:   a.Spec.Segments,
+			Speed:   a.Env.Speed,
+			Noise:   a.Env.Noise,
+			SLO:     slo,
+			Load:    sim.Load{Shape: shape, Offset: int(time.Duration(a.Load.Offset) * time.Second / sh.Step), Scale: a.Load.MeanRate},
+			Initial: sim.Allocation{Replicas: a.Initial.Replicas, CPU: a.Initial.CPU, Memory: a.Initial.Memory},
+		}
+	}
+	return out, nil
+}
