@@ -1,7 +1,6 @@
 package gym
 
 import (
-	"errors"
 	"fmt"
 	"math"
 )
@@ -213,6 +212,3 @@ func clamp01(x float64) float64 {
 	}
 	return x
 }
-
-// ErrClosed is returned by environments used after Close.
-var ErrClosed = errors.New("gym: environment closed")
