@@ -29,7 +29,7 @@ import (
 
 // Pseudo trace names accepted by --trace besides a file.
 const (
-	traceSynthetic = "synthetic" // trace.Generate with syntheticParams
+	traceSynthetic = "synthetic" // trace.Generate with trace.Synthetic
 	traceConstant  = "constant"  // evenly spaced arrivals
 	tracePoisson   = "poisson"   // homogeneous Poisson arrivals
 )
@@ -140,7 +140,7 @@ func buildSchedule(name string, rate float64, start, length time.Duration, seed 
 		if length <= 0 {
 			return loadgen.Schedule{}, fmt.Errorf("--duration %s: must be positive for a synthetic trace", length)
 		}
-		s, err = trace.Generate(syntheticParams(rate), time.Second, start+length, seed)
+		s, err = trace.Generate(trace.Synthetic(rate), time.Second, start+length, seed)
 	} else {
 		s, err = trace.Load(name)
 	}
@@ -167,19 +167,6 @@ func buildSchedule(name string, rate float64, start, length time.Duration, seed 
 	return sched, nil
 }
 
-// syntheticParams is the model behind --trace synthetic: a daily cycle, hourly
-// and per-minute noise and occasional bursts, at a mean of rate req/s.
-func syntheticParams(rate float64) trace.Params {
-	return trace.Params{
-		BaseRate:  rate,
-		Diurnal:   []trace.Harmonic{{Amplitude: 0.4, PeakHour: 14}, {Amplitude: 0.1, PeakHour: 9}},
-		SlowCoef:  0.8,
-		SlowSigma: 0.15,
-		FastCoef:  0.6,
-		FastSigma: 0.1,
-		Bursts:    trace.Bursts{RatePerHour: 2, Magnitude: 1, HoldSeconds: 20, DecaySeconds: 60},
-	}
-}
 
 // serveMetrics serves reg on addr until the returned function is called.
 func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/recommender"
@@ -81,8 +79,6 @@ type Config struct {
 	CPUTargets []float64
 	// Progress is called after each step with the steps done.
 	Progress func(done int)
-	// Workers step the autoscalers in parallel (default GOMAXPROCS).
-	Workers int
 }
 
 // Run drives cl (fresh, reset by Run) with one autoscaler per application
@@ -112,17 +108,13 @@ func Run(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config) (Result, e
 	if err := cl.Reset(ctx, cfg.Seed, obs); err != nil {
 		return Result{}, err
 	}
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	acc := make([]accum, n)
 	for t := range cfg.Steps {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
 		now := time.Duration(t+1) * step
-		parallel(n, workers, func(i int) {
+		err := cl.ForEach(ctx, func(i int) {
 			m := cl.Metrics(i)
 			a := cl.Allocation(i)
 			next := recs[i].Recommend(recommender.Observation{
@@ -139,6 +131,9 @@ func Run(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config) (Result, e
 			})
 			cl.Set(i, sim.Allocation{Replicas: next.Replicas, CPU: next.CPU, Memory: next.Memory})
 		})
+		if err != nil {
+			return Result{}, err
+		}
 		if err := cl.Advance(ctx); err != nil {
 			return Result{}, err
 		}
@@ -204,28 +199,4 @@ func (a *accum) merge(b accum) {
 	a.cores += b.cores
 	a.arrived += b.arrived
 	a.dropped += b.dropped
-}
-
-// parallel calls f(i) for i in [0, n) on workers goroutines.
-func parallel(n, workers int, f func(i int)) {
-	w := min(workers, max(1, n/64))
-	if w <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + w - 1) / w
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(n, lo+chunk)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -50,7 +50,7 @@ func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 		} else if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
 			return Shapes{}, fmt.Errorf("pool: source %s: %w", src, statErr)
 		} else {
-			if s, err = trace.Generate(Synthetic(), step, 7*24*time.Hour, seed+uint64(i)*1000003); err != nil {
+			if s, err = trace.Generate(trace.Synthetic(10), step, 7*24*time.Hour, seed+uint64(i)*1000003); err != nil {
 				return Shapes{}, err
 			}
 			sh.Origin[src] = "synthetic"
@@ -70,20 +70,6 @@ func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 		sh.Shapes[src] = shape
 	}
 	return sh, nil
-}
-
-// Synthetic is the project's synthetic load model: two daily harmonics,
-// slow and fast log-normal noise and two bursts an hour.
-func Synthetic() trace.Params {
-	return trace.Params{
-		BaseRate:  10,
-		Diurnal:   []trace.Harmonic{{Amplitude: 0.4, PeakHour: 14}, {Amplitude: 0.1, PeakHour: 9}},
-		SlowCoef:  0.8,
-		SlowSigma: 0.15,
-		FastCoef:  0.6,
-		FastSigma: 0.1,
-		Bursts:    trace.Bursts{RatePerHour: 2, Magnitude: 1, HoldSeconds: 20, DecaySeconds: 60},
-	}
 }
 
 // SimApps converts generated apps into simulator apps over shapes.

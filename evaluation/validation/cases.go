@@ -54,16 +54,7 @@ func LoadSources(dir string) ([]Source, error) {
 // SyntheticSource is a day of the project's synthetic diurnal, bursty load
 // shape, for machines without the real traces.
 func SyntheticSource(seed uint64) (Source, error) {
-	p := trace.Params{
-		BaseRate:  10,
-		Diurnal:   []trace.Harmonic{{Amplitude: 0.4, PeakHour: 14}, {Amplitude: 0.1, PeakHour: 9}},
-		SlowCoef:  0.8,
-		SlowSigma: 0.15,
-		FastCoef:  0.6,
-		FastSigma: 0.1,
-		Bursts:    trace.Bursts{RatePerHour: 2, Magnitude: 1, HoldSeconds: 20, DecaySeconds: 60},
-	}
-	s, err := trace.Generate(p, time.Second, 24*time.Hour, seed)
+	s, err := trace.Generate(trace.Synthetic(10), time.Second, 24*time.Hour, seed)
 	if err != nil {
 		return Source{}, err
 	}

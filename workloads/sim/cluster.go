@@ -188,6 +188,11 @@ func (c *Cluster) Advance(ctx context.Context) error {
 	return c.parallel(ctx, func(i int) { c.st[i].advance(&c.apps[i], c.next[i], &c.cfg) })
 }
 
+// ForEach calls f(i) for every application on the cluster's workers, as
+// Advance steps them; callers use it to run per-application policies in
+// parallel. f must touch only application i's state.
+func (c *Cluster) ForEach(ctx context.Context, f func(i int)) error { return c.parallel(ctx, f) }
+
 // parallel runs f for every application on the configured workers.
 func (c *Cluster) parallel(ctx context.Context, f func(i int)) error {
 	if err := ctx.Err(); err != nil {

@@ -183,3 +183,19 @@ func Generate(p Params, step, length time.Duration, seed uint64) (Series, error)
 	}
 	return out, nil
 }
+
+// Synthetic is the project's synthetic load model at a mean of rate
+// requests/s: two daily harmonics (peaks at 14:00 and 09:00), slow and fast
+// log-normal noise, and two bursts an hour. It stands in for the real
+// traces wherever they are absent.
+func Synthetic(rate float64) Params {
+	return Params{
+		BaseRate:  rate,
+		Diurnal:   []Harmonic{{Amplitude: 0.4, PeakHour: 14}, {Amplitude: 0.1, PeakHour: 9}},
+		SlowCoef:  0.8,
+		SlowSigma: 0.15,
+		FastCoef:  0.6,
+		FastSigma: 0.1,
+		Bursts:    Bursts{RatePerHour: 2, Magnitude: 1, HoldSeconds: 20, DecaySeconds: 60},
+	}
+}
