@@ -2,6 +2,7 @@ package baselines
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,33 @@ func TestRunErrors(t *testing.T) {
 	cancel()
 	_, err = Run(ctx, cl, Factories()[0], Config{Steps: 3})
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestReportGolden pins the Markdown table of a whole small run.
+func TestReportGolden(t *testing.T) {
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	rep := Report{Command: "go test ./evaluation/baselines", Apps: 2, Seed: 4, Steps: 120, StepSeconds: 30, Shapes: map[string]string{"flat": "test"}}
+	for _, f := range Factories() {
+		cl, err := sim.New(prof, []sim.App{overloaded(), overloaded()}, sim.WithStep(30*time.Second))
+		require.NoError(t, err)
+		r, err := Run(context.Background(), cl, f, Config{Steps: rep.Steps, Seed: rep.Seed})
+		require.NoError(t, err)
+		r.Seconds = 0
+		rep.Results = append(rep.Results, r)
+	}
+	var b strings.Builder
+	require.NoError(t, rep.WriteMarkdown(&b))
+	golden := filepath.Join("testdata", "report.golden")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), b.String())
 }
 
 func TestReport(t *testing.T) {
