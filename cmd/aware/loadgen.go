@@ -167,7 +167,6 @@ func buildSchedule(name string, rate float64, start, length time.Duration, seed 
 	return sched, nil
 }
 
-
 // serveMetrics serves reg on addr until the returned function is called.
 func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -140,18 +141,24 @@ type bar struct {
 	label string
 	total int
 	last  int
+	every int // percent between redraws: 1 on a terminal, 10 in logs
 	start time.Time
 }
 
 func newBar(w io.Writer, label string, total int) *bar {
-	b := &bar{w: w, label: label, total: total, last: -1, start: time.Now()}
+	b := &bar{w: w, label: label, total: total, last: -1, every: 10, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			b.every = 1
+		}
+	}
 	b.set(0)
 	return b
 }
 
 func (b *bar) set(done int) {
 	pct := 100 * done / b.total
-	if pct == b.last {
+	if pct == b.last || (pct%b.every != 0 && done != b.total) {
 		return
 	}
 	b.last = pct
