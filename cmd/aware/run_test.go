@@ -56,3 +56,15 @@ func TestRunMainJob(t *testing.T) {
 		assert.Error(t, runMain(context.Background(), &stdout, &progress, bad))
 	}
 }
+
+func TestSimValidateSimulateOnly(t *testing.T) {
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&bytes.Buffer{})
+	root.SetArgs([]string{"sim", "validate", "--simulate-only", "--n", "2", "--window", "5s", "--traces", filepath.Join(t.TempDir(), "none")})
+	require.NoError(t, root.Execute())
+	assert.Contains(t, out.String(), "replaying a synthetic day instead")
+	assert.Contains(t, out.String(), "| app-0002 | 1.00 | synthetic |")
+	assert.NotContains(t, out.String(), "Median absolute percentage error", "nothing to compare without real runs")
+}

@@ -151,7 +151,13 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 		rows = append(rows, row)
 	}
 	var md strings.Builder
-	if err := validation.WriteMarkdown(&md, rows); err != nil {
+	if fl.simulateOnly {
+		fmt.Fprintln(&md, "| app | CPU limit | trace | sim CPU (cores) | sim throughput | sim p95 (ms) |")
+		fmt.Fprintln(&md, "|---|---|---|---|---|---|")
+		for _, r := range rows {
+			fmt.Fprintf(&md, "| %s | %.2f | %s | %.3f | %.1f | %.2f |\n", r.Case.App, r.Case.CPU, r.Case.Trace, r.Sim.CPU, r.Sim.Throughput, 1e3*r.Sim.P95)
+		}
+	} else if err := validation.WriteMarkdown(&md, rows); err != nil {
 		return err
 	}
 	fmt.Fprint(out, md.String())
