@@ -42,7 +42,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 .PHONY: bench
 bench: setup build ## Print the per-segment, load-generator and simulator benchmark tables.
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./workloads/segments/
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./workloads/sim/ ./controller/recommender/...
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./workloads/sim/ ./controller/recommender/... ./controller/rl/...
 	$(AWARE) loadgen bench
 
 .PHONY: validate

@@ -95,3 +95,46 @@ func ExampleReward() {
 	fmt.Printf("SP %.2f, CPU %.2f, memory %.2f, reward %.3f\n", sp, cpu, mem, Reward(DefaultAlpha, sp, cpu, mem))
 	// Output: SP 1.00, CPU 0.60, memory 0.25, reward 1.425
 }
+
+func TestNormalizedActions(t *testing.T) {
+	s := ActionSpace(DefaultBounds())
+	x := Denormalize(make([]float64, 3), []float64{-1, 1, 0}, s)
+	assert.Equal(t, []float64{1, 2.048, (256 + 3072) / 2 * MiB}, x)
+	assert.Equal(t, []float64{1, 0.128, 256 * MiB}, Denormalize(make([]float64, 3), []float64{-5, math.NaN(), -1}, s), "clipped, NaN to low")
+	back := Normalize(make([]float64, 3), x, s)
+	assert.InDeltaSlice(t, []float64{-1, 1, 0}, back, 1e-12)
+	assert.Panics(t, func() { Denormalize(make([]float64, 2), []float64{0, 0, 0}, s) })
+}
+
+func TestMoves(t *testing.T) {
+	b := DefaultBounds()
+	cur := Allocation{Replicas: 1, CPU: 0.256, Memory: 256 * MiB}
+	tests := []struct {
+		m     Move
+		want  Allocation
+		legal bool
+	}{
+		{Noop, cur, true},
+		{AddReplica, Allocation{2, 0.256, 256 * MiB}, true},
+		{RemoveReplica, cur, false},
+		{AddCPU, Allocation{1, 0.384, 256 * MiB}, true},
+		{RemoveCPU, Allocation{1, 0.128, 256 * MiB}, true},
+		{AddMemory, Allocation{1, 0.256, 384 * MiB}, true},
+		{RemoveMemory, cur, false},
+		{Moves, cur, false},
+	}
+	for _, tt := range tests {
+		got, ok := Apply(tt.m, cur, b)
+		assert.Equal(t, tt.legal, ok, "move %d", tt.m)
+		assert.Equal(t, tt.want.Replicas, got.Replicas, "move %d", tt.m)
+		assert.InDelta(t, tt.want.CPU, got.CPU, 1e-12, "move %d", tt.m)
+		assert.InDelta(t, tt.want.Memory, got.Memory, 1e-3, "move %d", tt.m)
+	}
+	top := Allocation{Replicas: 20, CPU: 2.048, Memory: 3072 * MiB}
+	for _, m := range []Move{AddReplica, AddCPU, AddMemory} {
+		_, ok := Apply(m, top, b)
+		assert.False(t, ok, "move %d past the top", m)
+	}
+	assert.Equal(t, []float64{20, 2.048, 3072 * MiB}, top.Vector(make([]float64, 3)))
+	assert.Less(t, Reward(0.5, 1, 1, 1)-IllegalPenalty, Reward(0.5, 1, 1, 1), "a penalty lowers the reward")
+}
