@@ -1,0 +1,42 @@
+package agent
+
+// Transition is one step of experience. Actions are normalised to [-1, 1]^ActionDim.
+type Transition struct {
+	State, Action []float64
+	Reward        float64
+	Next          []float64
+	// Done marks the end of an episode: Next is not bootstrapped from.
+	Done bool
+}
+
+// Stats reports an agent's training progress after an Update.
+type Stats struct {
+	// Updated is false when Update found too little experience and did nothing.
+	Updated bool
+	// Updates counts the training updates made so far, Steps the transitions
+	// observed so far.
+	Updates, Steps int
+	// ActorLoss and CriticLoss are the last update's losses; MeanQ is the mean
+	// critic value of the minibatch; Entropy is the policy entropy where the
+	// algorithm defines one (0 otherwise).
+	ActorLoss, CriticLoss, Entropy, MeanQ float64
+	// ActorGradNorm and CriticGradNorm are the gradient norms before clipping.
+	ActorGradNorm, CriticGradNorm float64
+	// Epsilon is the current exploration scale where the algorithm has one.
+	Epsilon float64
+}
+
+// Agent is a reinforcement-learning agent. Implementations are not safe for
+// concurrent use.
+type Agent interface {
+	// Act writes the action for state into dst (len ActionDim) and returns it.
+	Act(dst, state []float64, explore bool) []float64
+	// Observe records one transition.
+	Observe(t Transition)
+	// Update runs one training update if enough experience is stored.
+	Update() (Stats, error)
+	// Save writes the agent's learnt state to path atomically.
+	Save(path string) error
+	// Load restores state written by Save of an agent with the same shape.
+	Load(path string) error
+}

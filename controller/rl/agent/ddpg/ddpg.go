@@ -1,0 +1,207 @@
+package ddpg
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/aware-autoscaler/aware/controller/rl"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+)
+
+// Agent is a DDPG agent. It is not safe for concurrent use.
+type Agent struct {
+	cfg                       Config
+	stateDim, actionDim       int
+	rnd                       *rand.Rand
+	actor, critic             *rl.MLP
+	actorTarget, criticTarget *rl.MLP
+	actorOpt, criticOpt       *rl.Adam
+	replay                    *agent.Replay
+
+	eps            float64
+	steps, updates int
+	ou             []float64 // OU noise state
+
+	// minibatch workspaces
+	batch            *agent.Batch
+	xs, nextA, xNext []float64 // B×(S+A), B×A, B×(S+A)
+	q, qNext, dq, mu []float64 // B, B, B, B×A
+	dx, da           []float64 // B×(S+A), B×A
+}
+
+var _ agent.Agent = (*Agent)(nil)
+
+// New returns an agent for stateDim-wide states and actionDim-wide actions
+// with FIRM's configuration changed by opts, drawing initial weights,
+// minibatches and noise from rnd.
+func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*Agent, error) {
+	if stateDim <= 0 || actionDim <= 0 {
+		return nil, fmt.Errorf("ddpg: New: state dim %d and action dim %d must be positive", stateDim, actionDim)
+	}
+	if rnd == nil {
+		return nil, fmt.Errorf("ddpg: New: nil random source")
+	}
+	cfg := DefaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("ddpg: New: %w", err)
+	}
+	cfg.WarmUp = max(cfg.WarmUp, cfg.BatchSize)
+	sizes := func(in, out int) []int { return slices.Concat([]int{in}, cfg.Hidden, []int{out}) }
+	actor, err := rl.NewMLP(rl.MLPConfig{Sizes: sizes(stateDim, actionDim), Hidden: rl.ReLU, Output: rl.Tanh, FinalInit: cfg.FinalInit}, rnd)
+	if err != nil {
+		return nil, fmt.Errorf("ddpg: actor: %w", err)
+	}
+	critic, err := rl.NewMLP(rl.MLPConfig{Sizes: sizes(stateDim+actionDim, 1), Hidden: rl.ReLU, Output: rl.Identity, FinalInit: cfg.FinalInit}, rnd)
+	if err != nil {
+		return nil, fmt.Errorf("ddpg: critic: %w", err)
+	}
+	replay, err := agent.NewReplay(cfg.ReplayCapacity, stateDim, actionDim)
+	if err != nil {
+		return nil, fmt.Errorf("ddpg: %w", err)
+	}
+	b, in := cfg.BatchSize, stateDim+actionDim
+	return &Agent{
+		cfg: cfg, stateDim: stateDim, actionDim: actionDim, rnd: rnd,
+		actor: actor, critic: critic, actorTarget: actor.Clone(), criticTarget: critic.Clone(),
+		actorOpt: rl.NewAdam(cfg.ActorLR), criticOpt: rl.NewAdam(cfg.CriticLR),
+		replay: replay, eps: cfg.EpsStart, ou: make([]float64, actionDim),
+		batch: agent.NewBatch(b, stateDim, actionDim),
+		xs:    make([]float64, b*in), nextA: make([]float64, b*actionDim), xNext: make([]float64, b*in),
+		q: make([]float64, b), qNext: make([]float64, b), dq: make([]float64, b), mu: make([]float64, b*actionDim),
+		dx: make([]float64, b*in), da: make([]float64, b*actionDim),
+	}, nil
+}
+
+// Config returns the configuration in use.
+func (a *Agent) Config() Config {
+	c := a.cfg
+	c.Hidden = slices.Clone(c.Hidden)
+	return c
+}
+
+// Actor returns the policy network (shared, not a copy).
+func (a *Agent) Actor() *rl.MLP { return a.actor }
+
+// Critic returns the Q network (shared, not a copy).
+func (a *Agent) Critic() *rl.MLP { return a.critic }
+
+// Epsilon returns the current exploration scale.
+func (a *Agent) Epsilon() float64 { return a.eps }
+
+// Replay returns the replay buffer.
+func (a *Agent) Replay() *agent.Replay { return a.replay }
+
+// Act writes μ(state) into dst and, when explore is set, adds ε-scaled
+// Gaussian or OU noise, clips to [−1, 1] and decays ε. It does not allocate.
+func (a *Agent) Act(dst, state []float64, explore bool) []float64 {
+	a.actor.Forward(dst, state, 1)
+	if !explore {
+		return dst
+	}
+	for i := range dst {
+		n := a.rnd.NormFloat64() * a.cfg.NoiseSigma
+		if a.cfg.OU {
+			a.ou[i] += -a.cfg.OUTheta*a.ou[i] + n
+			n = a.ou[i]
+		}
+		dst[i] = max(-1, min(1, dst[i]+a.eps*n))
+	}
+	a.eps = max(a.cfg.EpsMin, a.eps-a.cfg.EpsDecay)
+	return dst
+}
+
+// Observe stores t in the replay buffer; a terminal transition resets the OU
+// noise.
+func (a *Agent) Observe(t agent.Transition) {
+	a.replay.Add(t)
+	a.steps++
+	if t.Done {
+		clear(a.ou)
+	}
+}
+
+// Update runs one DDPG update on a minibatch once WarmUp transitions are
+// stored: the critic minimises the squared TD error against
+// r + γ(1−done)·Q'(s', μ'(s')), the actor ascends Q(s, μ(s)), and both target
+// networks move towards the online ones by τ.
+func (a *Agent) Update() (agent.Stats, error) {
+	st := agent.Stats{Updates: a.updates, Steps: a.steps, Epsilon: a.eps}
+	if a.replay.Len() < a.cfg.WarmUp {
+		return st, nil
+	}
+	if err := a.replay.Sample(a.batch, a.rnd); err != nil {
+		return st, fmt.Errorf("ddpg: Update: %w", err)
+	}
+	B, S, A := a.cfg.BatchSize, a.stateDim, a.actionDim
+	bt := a.batch
+	inv := 1 / float64(B)
+
+	// Critic: TD targets from the target networks.
+	a.actorTarget.Forward(a.nextA, bt.Next, B)
+	concat(a.xNext, bt.Next, a.nextA, B, S, A)
+	a.criticTarget.Forward(a.qNext, a.xNext, B)
+	concat(a.xs, bt.States, bt.Actions, B, S, A)
+	a.critic.Forward(a.q, a.xs, B)
+	var closs, meanQ float64
+	for k := range B {
+		y := bt.Rewards[k] + a.cfg.Discount*(1-bt.Done[k])*a.qNext[k]
+		e := a.q[k] - y
+		closs += e * e
+		meanQ += a.q[k]
+		a.dq[k] = 2 * e * inv
+	}
+	cp := a.critic.Params()
+	cp.ZeroGrad()
+	a.critic.Backward(nil, a.dq, B)
+	st.CriticGradNorm = rl.ClipGradNorm(cp, a.cfg.ClipNorm)
+	a.criticOpt.Step(cp)
+
+	// Actor: ∂(−mean Q(s, μ(s)))/∂θ via the critic's input gradient.
+	a.actor.Forward(a.mu, bt.States, B)
+	concat(a.xs, bt.States, a.mu, B, S, A)
+	a.critic.Forward(a.q, a.xs, B)
+	var aloss float64
+	for k := range B {
+		aloss -= a.q[k]
+		a.dq[k] = -inv
+	}
+	cp.ZeroGrad()
+	a.critic.Backward(a.dx, a.dq, B)
+	for k := range B {
+		copy(a.da[k*A:(k+1)*A], a.dx[k*(S+A)+S:(k+1)*(S+A)])
+	}
+	ap := a.actor.Params()
+	ap.ZeroGrad()
+	a.actor.Backward(nil, a.da, B)
+	st.ActorGradNorm = rl.ClipGradNorm(ap, a.cfg.ClipNorm)
+	a.actorOpt.Step(ap)
+	cp.ZeroGrad()
+
+	if err := rl.Polyak(a.actorTarget.Params(), ap, a.cfg.Tau); err != nil {
+		return st, fmt.Errorf("ddpg: Update: %w", err)
+	}
+	if err := rl.Polyak(a.criticTarget.Params(), cp, a.cfg.Tau); err != nil {
+		return st, fmt.Errorf("ddpg: Update: %w", err)
+	}
+	a.updates++
+	st.Updated, st.Updates = true, a.updates
+	st.CriticLoss, st.ActorLoss, st.MeanQ = closs*inv, aloss*inv, meanQ*inv
+	if math.IsNaN(st.CriticLoss) || math.IsInf(st.CriticLoss, 0) {
+		return st, fmt.Errorf("ddpg: Update %d: critic loss is %v", a.updates, st.CriticLoss)
+	}
+	return st, nil
+}
+
+// concat writes the rows [x_k, y_k] (B×(S+A)) into dst.
+func concat(dst, x, y []float64, b, s, a int) {
+	w := s + a
+	for k := range b {
+		copy(dst[k*w:k*w+s], x[k*s:(k+1)*s])
+		copy(dst[k*w+s:(k+1)*w], y[k*a:(k+1)*a])
+	}
+}

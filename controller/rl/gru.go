@@ -1,0 +1,286 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// GRU is a gated recurrent unit layer run over the time axis of a batch of
+// equal-length sequences. Inputs are row-major B×T×In (x[b][t][f]) and outputs
+// hold every hidden state, B×T×Hidden. With the gates in PyTorch's order
+// r, z, n and h₀ zero unless given:
+//
+//	r = σ(x·Wxr + bxr + h·Whr + bhr)
+//	z = σ(x·Wxz + bxz + h·Whz + bhz)
+//	n = tanh(x·Wxn + bxn + r ⊙ (h·Whn + bhn))
+//	h' = (1−z) ⊙ n + z ⊙ h
+//
+// Wx is In×3H and Wh is H×3H (row-major, gate blocks side by side), bx and bh
+// have 3H entries; all are views into one Params. The input projections of all
+// time steps are one matrix product; only the recurrent product runs per step.
+// A GRU is not safe for concurrent use.
+type GRU struct {
+	in, hidden int
+	reverse    bool // process time steps from last to first
+	params     *Params
+
+	wx, wh, bx, bh     []float64 // views into params.values
+	gwx, gwh, gbx, gbh []float64 // views into params.grads
+
+	batch, steps int       // shape of the last forward pass, 0 before any
+	x            []float64 // input of the last forward pass (B×T×in)
+	xbuf         []float64 // copy of the input when called through GRU.Forward
+	h0           []float64 // initial state (B×H)
+	act          []float64 // B×T×3H: input projections, then r, z, n
+	gh           []float64 // B×T×3H: recurrent projections h·Wh + bh
+	hp           []float64 // B×T×H: hidden state before each step
+	hs           []float64 // B×T×H: hidden state after each step
+	dgx, dgh     []float64 // B×T×3H: gradients of the gate pre-activations
+	dh           []float64 // B×H: gradient flowing to the previous state
+}
+
+// NewGRU returns a GRU with its own Params and every weight and bias drawn
+// from U(−1/√hidden, 1/√hidden) (PyTorch's initialisation) using rnd.
+func NewGRU(in, hidden int, rnd *rand.Rand) (*GRU, error) {
+	if rnd == nil {
+		return nil, fmt.Errorf("rl: NewGRU: nil random source")
+	}
+	if in <= 0 || hidden <= 0 {
+		return nil, fmt.Errorf("rl: NewGRU: sizes in %d, hidden %d must be positive", in, hidden)
+	}
+	g := newGRUAt(in, hidden, false, NewParams(gruParamLen(in, hidden)), 0)
+	g.initDefault(rnd)
+	return g, nil
+}
+
+// gruParamLen is the number of parameters of a GRU layer.
+func gruParamLen(in, hidden int) int { return 3 * hidden * (in + hidden + 2) }
+
+// newGRUAt builds a GRU whose parameters start at offset off in p, laid out
+// as Wx, Wh, bx, bh.
+func newGRUAt(in, hidden int, reverse bool, p *Params, off int) *GRU {
+	g3 := 3 * hidden
+	view := func(s []float64, from, n int) []float64 { return s[from : from+n : from+n] }
+	oWh := off + in*g3
+	oBx := oWh + hidden*g3
+	oBh := oBx + g3
+	return &GRU{
+		in: in, hidden: hidden, reverse: reverse, params: p,
+		wx: view(p.values, off, in*g3), wh: view(p.values, oWh, hidden*g3),
+		bx: view(p.values, oBx, g3), bh: view(p.values, oBh, g3),
+		gwx: view(p.grads, off, in*g3), gwh: view(p.grads, oWh, hidden*g3),
+		gbx: view(p.grads, oBx, g3), gbh: view(p.grads, oBh, g3),
+	}
+}
+
+func (g *GRU) initDefault(rnd *rand.Rand) {
+	limit := 1 / math.Sqrt(float64(g.hidden))
+	for _, s := range [][]float64{g.wx, g.wh, g.bx, g.bh} {
+		uniform(s, limit, rnd)
+	}
+}
+
+// In returns the input feature width.
+func (g *GRU) In() int { return g.in }
+
+// Hidden returns the hidden state width.
+func (g *GRU) Hidden() int { return g.hidden }
+
+// Params returns the storage holding the layer's parameters (shared with the
+// enclosing BiGRU when the layer belongs to one).
+func (g *GRU) Params() *Params { return g.params }
+
+// InputWeights returns the In×3H row-major view Wx (gate blocks r, z, n).
+func (g *GRU) InputWeights() []float64 { return g.wx }
+
+// RecurrentWeights returns the H×3H row-major view Wh (gate blocks r, z, n).
+func (g *GRU) RecurrentWeights() []float64 { return g.wh }
+
+// InputBias returns the 3H view bx.
+func (g *GRU) InputBias() []float64 { return g.bx }
+
+// RecurrentBias returns the 3H view bh.
+func (g *GRU) RecurrentBias() []float64 { return g.bh }
+
+// growBuf returns s resized to n, reallocating only when its capacity is short.
+func growBuf(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// reserve sizes the workspaces for batch×steps, allocating only when the
+// product exceeds every one seen before.
+func (g *GRU) reserve(batch, steps int) {
+	n, h3 := batch*steps*g.hidden, 3*batch*steps*g.hidden
+	g.h0 = growBuf(g.h0, batch*g.hidden)
+	g.dh = growBuf(g.dh, batch*g.hidden)
+	g.act, g.gh = growBuf(g.act, h3), growBuf(g.gh, h3)
+	g.dgx, g.dgh = growBuf(g.dgx, h3), growBuf(g.dgh, h3)
+	g.hp, g.hs = growBuf(g.hp, n), growBuf(g.hs, n)
+}
+
+// stepAt returns the time index processed at step s.
+func (g *GRU) stepAt(s, steps int) int {
+	if g.reverse {
+		return steps - 1 - s
+	}
+	return s
+}
+
+func sigmoid(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+
+// forward runs the layer on x (B×T×in), keeping a reference to x, starting
+// from h0 (B×H, nil for zeros), and returns the internal B×T×H state buffer.
+func (g *GRU) forward(x, h0 []float64, batch, steps int) []float64 {
+	g.reserve(batch, steps)
+	g.batch, g.steps, g.x = batch, steps, x
+	H, G, bt := g.hidden, 3*g.hidden, batch*steps
+	if h0 == nil {
+		clear(g.h0)
+	} else {
+		copy(g.h0, h0)
+	}
+	for r := 0; r < bt; r++ {
+		copy(g.act[r*G:(r+1)*G], g.bx)
+	}
+	impl.Dgemm(blas.NoTrans, blas.NoTrans, bt, G, g.in, 1, x, g.in, g.wx, G, 1, g.act, G)
+	for s := 0; s < steps; s++ {
+		t := g.stepAt(s, steps)
+		prev, ldp := g.h0, H
+		if s > 0 {
+			prev, ldp = g.hs[g.stepAt(s-1, steps)*H:], steps*H
+		}
+		ght := g.gh[t*G:]
+		for b := 0; b < batch; b++ {
+			copy(ght[b*steps*G:b*steps*G+G], g.bh)
+		}
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, batch, G, H, 1, prev, ldp, g.wh, G, 1, ght, steps*G)
+		for b := 0; b < batch; b++ {
+			o := b*steps + t
+			a := g.act[o*G : o*G+G]
+			ar, az, an := a[:H], a[H:2*H], a[2*H:]
+			c := g.gh[o*G : o*G+G]
+			cr, cz, cn := c[:H], c[H:2*H], c[2*H:]
+			hp := g.hp[o*H : o*H+H]
+			copy(hp, prev[b*ldp:b*ldp+H])
+			h := g.hs[o*H : o*H+H]
+			for j, hv := range hp {
+				r := sigmoid(ar[j] + cr[j])
+				z := sigmoid(az[j] + cz[j])
+				n := math.Tanh(an[j] + r*cn[j])
+				ar[j], az[j], an[j] = r, z, n
+				h[j] = (1-z)*n + z*hv
+			}
+		}
+	}
+	return g.hs
+}
+
+// backward back-propagates dy (B×T×H) through time, adds the parameter
+// gradients to Params, writes (accumulate false) or adds (accumulate true) the
+// input gradient into dx unless it is nil and writes the initial-state
+// gradient into dh0 unless it is nil.
+func (g *GRU) backward(dx, dh0, dy []float64, accumulate bool) {
+	batch, steps, H, G := g.batch, g.steps, g.hidden, 3*g.hidden
+	bt := batch * steps
+	clear(g.dh)
+	for s := steps - 1; s >= 0; s-- {
+		t := g.stepAt(s, steps)
+		for b := 0; b < batch; b++ {
+			o := b*steps + t
+			a := g.act[o*G : o*G+G]
+			ar, az, an := a[:H], a[H:2*H], a[2*H:]
+			cn := g.gh[o*G+2*H : o*G+G]
+			hp := g.hp[o*H : o*H+H]
+			d := dy[o*H : o*H+H]
+			dn := g.dh[b*H : b*H+H]
+			dgx := g.dgx[o*G : o*G+G]
+			dxr, dxz, dxn := dgx[:H], dgx[H:2*H], dgx[2*H:]
+			dgh := g.dgh[o*G : o*G+G]
+			dhr, dhz, dhn := dgh[:H], dgh[H:2*H], dgh[2*H:]
+			for j, hv := range hp {
+				dh := d[j] + dn[j]
+				r, z, n := ar[j], az[j], an[j]
+				dan := dh * (1 - z) * (1 - n*n)
+				daz := dh * (hv - n) * z * (1 - z)
+				dar := dan * cn[j] * r * (1 - r)
+				dxr[j], dxz[j], dxn[j] = dar, daz, dan
+				dhr[j], dhz[j], dhn[j] = dar, daz, dan*r
+				dn[j] = dh * z
+			}
+		}
+		impl.Dgemm(blas.NoTrans, blas.Trans, batch, H, G, 1, g.dgh[t*G:], steps*G, g.wh, G, 1, g.dh, H)
+	}
+	if dh0 != nil {
+		copy(dh0, g.dh)
+	}
+	impl.Dgemm(blas.Trans, blas.NoTrans, g.in, G, bt, 1, g.x, g.in, g.dgx, G, 1, g.gwx, G)
+	impl.Dgemm(blas.Trans, blas.NoTrans, H, G, bt, 1, g.hp, H, g.dgh, G, 1, g.gwh, G)
+	for r := 0; r < bt; r++ {
+		for j, v := range g.dgx[r*G : (r+1)*G] {
+			g.gbx[j] += v
+		}
+		for j, v := range g.dgh[r*G : (r+1)*G] {
+			g.gbh[j] += v
+		}
+	}
+	if dx != nil {
+		beta := 0.0
+		if accumulate {
+			beta = 1
+		}
+		impl.Dgemm(blas.NoTrans, blas.Trans, bt, g.in, G, 1, g.dgx, G, g.wx, G, beta, dx, g.in)
+	}
+}
+
+// checkSeq panics when a sequence buffer has the wrong length; a negative
+// ndst skips the destination check.
+func checkSeq(where string, batch, steps, nx, in, ndst, out int) {
+	if batch <= 0 || steps <= 0 {
+		panic(fmt.Sprintf("rl: %s: batch %d and steps %d must be positive", where, batch, steps))
+	}
+	if nx != batch*steps*in {
+		panic(fmt.Sprintf("rl: %s: input has length %d, want %d×%d×%d", where, nx, batch, steps, in))
+	}
+	if ndst >= 0 && ndst != batch*steps*out {
+		panic(fmt.Sprintf("rl: %s: destination has length %d, want %d×%d×%d", where, ndst, batch, steps, out))
+	}
+}
+
+// Forward writes the hidden states of every time step, dst[b][t][:] (B×T×H),
+// for the sequences x (B×T×In, x[b][t][f]). h0 (B×H) is the initial state;
+// nil means zeros. x and h0 are copied, so they may change before Backward.
+// It allocates only when batch×steps exceeds every earlier pass.
+func (g *GRU) Forward(dst, x, h0 []float64, batch, steps int) {
+	checkSeq("GRU.Forward", batch, steps, len(x), g.in, len(dst), g.hidden)
+	if h0 != nil && len(h0) != batch*g.hidden {
+		panic(fmt.Sprintf("rl: GRU.Forward: h0 has length %d, want %d×%d", len(h0), batch, g.hidden))
+	}
+	g.xbuf = growBuf(g.xbuf, len(x))
+	copy(g.xbuf, x)
+	copy(dst, g.forward(g.xbuf, h0, batch, steps))
+}
+
+// Backward back-propagates through time the gradient dy (B×T×H) of every
+// hidden state of the last Forward, adds the parameter gradients to Params'
+// gradients, writes the input gradient into dx (B×T×In) and the initial-state
+// gradient into dh0 (B×H); either may be nil. batch and steps must equal the
+// last Forward's.
+func (g *GRU) Backward(dx, dh0, dy []float64, batch, steps int) {
+	if batch != g.batch || steps != g.steps || batch == 0 {
+		panic(fmt.Sprintf("rl: GRU.Backward: shape %d×%d does not match last Forward %d×%d", batch, steps, g.batch, g.steps))
+	}
+	checkSeq("GRU.Backward", batch, steps, len(dy), g.hidden, -1, 0)
+	if dx != nil && len(dx) != batch*steps*g.in {
+		panic(fmt.Sprintf("rl: GRU.Backward: dx has length %d, want %d×%d×%d", len(dx), batch, steps, g.in))
+	}
+	if dh0 != nil && len(dh0) != batch*g.hidden {
+		panic(fmt.Sprintf("rl: GRU.Backward: dh0 has length %d, want %d×%d", len(dh0), batch, g.hidden))
+	}
+	g.backward(dx, dh0, dy, false)
+}
