@@ -120,6 +120,13 @@ func (d *Dense) forward(x []float64, batch int) []float64 {
 	d.reserve(batch)
 	d.batch, d.x = batch, x
 	y := d.y
+	if d.out <= kernelMaxOut {
+		gemmNN(batch, d.out, d.in, x, d.w, y, d.b, d.act == ReLU)
+		if d.act == Tanh {
+			d.act.apply(y)
+		}
+		return y
+	}
 	for r := 0; r < batch; r++ {
 		copy(y[r*d.out:(r+1)*d.out], d.b)
 	}
@@ -133,13 +140,20 @@ func (d *Dense) forward(x []float64, batch int) []float64 {
 func (d *Dense) backward(dx, dy []float64, batch int) {
 	dz := d.dz
 	d.act.backward(dz, dy[:len(dz)], d.y)
-	impl.Dgemm(blas.Trans, blas.NoTrans, d.in, d.out, batch, 1, d.x, d.in, dz, d.out, 1, d.gw, d.out)
 	for r := 0; r < batch; r++ {
 		row := dz[r*d.out : (r+1)*d.out]
 		for j, v := range row {
 			d.gb[j] += v
 		}
 	}
+	if d.out <= kernelMaxOut {
+		gemmTN(d.in, d.out, batch, d.x, dz, d.gw)
+		if dx != nil {
+			gemmNT(batch, d.in, d.out, dz, d.w, dx)
+		}
+		return
+	}
+	impl.Dgemm(blas.Trans, blas.NoTrans, d.in, d.out, batch, 1, d.x, d.in, dz, d.out, 1, d.gw, d.out)
 	if dx != nil {
 		impl.Dgemm(blas.NoTrans, blas.Trans, batch, d.in, d.out, 1, dz, d.out, d.w, d.out, 0, dx, d.in)
 	}
