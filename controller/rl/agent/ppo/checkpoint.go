@@ -1,0 +1,82 @@
+package ppo
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/aware-autoscaler/aware/controller/rl"
+)
+
+// meta is the JSON metadata of a PPO checkpoint.
+type meta struct {
+	Algo      string `json:"algo"`
+	Head      string `json:"head"`
+	StateDim  int    `json:"stateDim"`
+	ActionDim int    `json:"actionDim"`
+	Hidden    []int  `json:"hidden"`
+	Steps     int    `json:"steps"`
+	Updates   int    `json:"updates"`
+}
+
+// Save writes the actor, critic and log-std, their optimisers' state and the
+// step and update counts to path atomically. The rollout in progress and the
+// random source are not saved.
+func (a *Agent) Save(path string) error {
+	c := rl.NewCheckpoint()
+	c.PutParams("actor", a.actor.Params())
+	c.PutParams("critic", a.critic.Params())
+	c.PutParams("log-std", a.logStd)
+	c.PutAdam("actor-adam", a.actorOpt)
+	c.PutAdam("critic-adam", a.criticOpt)
+	c.PutAdam("log-std-adam", a.logStdOpt)
+	err := c.SetMeta(meta{Algo: "ppo", Head: a.head.String(), StateDim: a.stateDim, ActionDim: a.actionDim,
+		Hidden: a.cfg.Hidden, Steps: a.steps, Updates: a.updates})
+	if err == nil {
+		err = rl.WriteCheckpoint(path, c)
+	}
+	if err != nil {
+		return fmt.Errorf("ppo: Save: %w", err)
+	}
+	return nil
+}
+
+// Load restores state written by Save of an agent with the same head,
+// dimensions and hidden layers, and discards the rollout in progress (it was
+// collected by the previous policy). On error the agent is unchanged.
+func (a *Agent) Load(path string) error {
+	c, err := rl.ReadCheckpoint(path)
+	if err != nil {
+		return fmt.Errorf("ppo: Load: %w", err)
+	}
+	var m meta
+	if err := c.Meta(&m); err != nil {
+		return fmt.Errorf("ppo: Load %s: %w", path, err)
+	}
+	if m.Algo != "ppo" || m.Head != a.head.String() || m.StateDim != a.stateDim || m.ActionDim != a.actionDim || !slices.Equal(m.Hidden, a.cfg.Hidden) {
+		return fmt.Errorf("ppo: Load %s: checkpoint is %s %s state %d action %d hidden %v, agent is ppo %s state %d action %d hidden %v",
+			path, m.Algo, m.Head, m.StateDim, m.ActionDim, m.Hidden, a.head, a.stateDim, a.actionDim, a.cfg.Hidden)
+	}
+	// Load into copies first so that a failure leaves the agent unchanged.
+	actor, critic, ls := a.actor.Clone(), a.critic.Clone(), rl.NewParams(a.logStd.Len())
+	aopt, copt, lopt := rl.NewAdam(a.cfg.LR), rl.NewAdam(a.cfg.LR), rl.NewAdam(a.cfg.LR)
+	for _, s := range []struct {
+		name string
+		p    *rl.Params
+		o    *rl.Adam
+	}{{"actor", actor.Params(), aopt}, {"critic", critic.Params(), copt}, {"log-std", ls, lopt}} {
+		if err := c.LoadParams(s.name, s.p); err != nil {
+			return fmt.Errorf("ppo: Load %s: %w", path, err)
+		}
+		if err := c.LoadAdam(s.name+"-adam", s.o, s.p); err != nil {
+			return fmt.Errorf("ppo: Load %s: %w", path, err)
+		}
+	}
+	copy(a.actor.Params().Values(), actor.Params().Values())
+	copy(a.critic.Params().Values(), critic.Params().Values())
+	copy(a.logStd.Values(), ls.Values())
+	*a.actorOpt, *a.criticOpt, *a.logStdOpt = *aopt, *copt, *lopt
+	a.steps, a.updates = m.Steps, m.Updates
+	a.states, a.next, a.raw, a.index, a.rewards, a.done = a.states[:0], a.next[:0], a.raw[:0], a.index[:0], a.rewards[:0], a.done[:0]
+	a.hasPending = false
+	return nil
+}
