@@ -10,6 +10,7 @@ func subcommands() []*cobra.Command {
 		newLoadgenCmd(),
 		newTraceCmd(),
 		newSimCmd(),
+		newTrainCmd(),
 		newGenerateCmd(),
 	}
 }

@@ -68,3 +68,33 @@ func TestSimValidateSimulateOnly(t *testing.T) {
 	assert.Contains(t, out.String(), "| app-0002 | 1.00 | synthetic |")
 	assert.NotContains(t, out.String(), "Median absolute percentage error", "nothing to compare without real runs")
 }
+
+func TestTrainCommand(t *testing.T) {
+	for _, algo := range []string{"ddpg", "ppo", "ppo-continuous"} {
+		out := t.TempDir()
+		var buf bytes.Buffer
+		fl := trainFlags{algo: algo, app: "app-0003", poolSeed: 1, episodes: 2, seed: 1, step: 30 * time.Second, traces: filepath.Join(out, "none"), out: out}
+		require.NoError(t, runTrain(context.Background(), &buf, fl), algo)
+		assert.Contains(t, buf.String(), "episode    2/2", algo)
+		data, err := os.ReadFile(filepath.Join(out, "app-0003-"+algo, "episodes.json"))
+		require.NoError(t, err)
+		var got struct {
+			Episodes []map[string]any `json:"episodes"`
+		}
+		require.NoError(t, json.Unmarshal(data, &got))
+		assert.Len(t, got.Episodes, 2)
+		_, err = os.Stat(filepath.Join(out, "app-0003-"+algo, "agent.ckpt"))
+		assert.NoError(t, err)
+	}
+	var buf bytes.Buffer
+	base := trainFlags{algo: "ddpg", app: "app-0001", episodes: 1, step: 30 * time.Second, out: t.TempDir()}
+	for _, bad := range []func(*trainFlags){
+		func(f *trainFlags) { f.algo = "sarsa" },
+		func(f *trainFlags) { f.app = "web" },
+		func(f *trainFlags) { f.episodes = 0 },
+	} {
+		fl := base
+		bad(&fl)
+		assert.Error(t, runTrain(context.Background(), &buf, fl))
+	}
+}

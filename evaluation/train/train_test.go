@@ -1,0 +1,106 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ppo"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/segments"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+)
+
+func env(t *testing.T, episode int) *sim.AppEnv {
+	t.Helper()
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	shape := make([]float64, 200)
+	for i := range shape {
+		shape[i] = 1 + 0.5*float64(i%20)/20
+	}
+	e, err := sim.NewEnv(prof, sim.App{
+		Name: "t", Chain: []segments.Spec{{Name: "matMul", Size: 100}}, Speed: 1, Noise: 0.02,
+		SLO:     gym.SLO{Kind: gym.LatencySLO, Target: 0.02},
+		Load:    sim.Load{Shape: shape, Scale: 1500},
+		Initial: sim.Allocation{Replicas: 1, CPU: 0.5, Memory: 512 * gym.MiB},
+	}, sim.WithEpisode(episode))
+	require.NoError(t, err)
+	return e
+}
+
+func TestRunContinuousFake(t *testing.T) {
+	// Always the middle of the box: 10–11 replicas, about 1 core, 1.6 GiB.
+	f := agent.NewFake([]float64{0, 0, 0})
+	var seen []Episode
+	eps, err := Run(context.Background(), env(t, 10), f, Config{Episodes: 3, Seed: 1, Explore: true, Progress: func(e Episode) { seen = append(seen, e) }})
+	require.NoError(t, err)
+	require.Len(t, eps, 3)
+	assert.Equal(t, eps, seen)
+	for _, e := range eps {
+		assert.Equal(t, 10, e.Steps)
+		assert.Zero(t, e.Illegal)
+		assert.True(t, e.Reward > 0 && e.Reward <= 20)
+	}
+	assert.Len(t, f.Observed, 30)
+	assert.Equal(t, 30, f.Updates)
+	assert.False(t, f.Observed[9].Done, "truncation is not termination: agents bootstrap")
+
+	// Evaluation neither observes nor updates.
+	g := agent.NewFake([]float64{0, 0, 0})
+	_, err = Run(context.Background(), env(t, 10), g, Config{Episodes: 1})
+	require.NoError(t, err)
+	assert.Empty(t, g.Observed)
+	assert.Zero(t, g.Updates)
+}
+
+func TestRunDiscreteMovesAndPenalty(t *testing.T) {
+	oneHot := func(m gym.Move) []float64 {
+		a := make([]float64, gym.Moves)
+		a[m] = 1
+		return a
+	}
+	// Removing a replica from one is refused every step and penalised.
+	bad, err := Run(context.Background(), env(t, 5), agent.NewFake(oneHot(gym.RemoveReplica)), Config{Episodes: 1, Discrete: true})
+	require.NoError(t, err)
+	assert.Equal(t, 5, bad[0].Illegal)
+	noop, err := Run(context.Background(), env(t, 5), agent.NewFake(oneHot(gym.Noop)), Config{Episodes: 1, Discrete: true})
+	require.NoError(t, err)
+	assert.InDelta(t, noop[0].Reward-5*gym.IllegalPenalty, bad[0].Reward, 1e-9, "the penalty is subtracted")
+	// Adding replicas is legal: one more per step.
+	e := env(t, 5)
+	up, err := Run(context.Background(), e, agent.NewFake(oneHot(gym.AddReplica)), Config{Episodes: 1, Discrete: true})
+	require.NoError(t, err)
+	assert.Zero(t, up[0].Illegal)
+	assert.Equal(t, 6, e.Cluster().Allocation(0).Replicas)
+}
+
+func TestRunWithRealAgents(t *testing.T) {
+	ctx := context.Background()
+	d, err := ddpg.New(gym.StateDim, gym.ActDim, rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	eps, err := Run(ctx, env(t, 20), d, Config{Episodes: 3, Seed: 1, Explore: true})
+	require.NoError(t, err)
+	assert.Len(t, eps, 3)
+	p, err := ppo.NewDiscrete(gym.StateDim, int(gym.Moves), rand.New(rand.NewPCG(1, 2)), ppo.WithRolloutLen(20), ppo.WithBatchSize(10))
+	require.NoError(t, err)
+	eps, err = Run(ctx, env(t, 20), p, Config{Episodes: 3, Seed: 1, Explore: true, Discrete: true})
+	require.NoError(t, err)
+	assert.Equal(t, 3, eps[2].Updates, "one PPO update per 20-step rollout")
+}
+
+func TestRunErrors(t *testing.T) {
+	_, err := Run(context.Background(), env(t, 5), agent.NewFake([]float64{0, 0, 0}), Config{})
+	assert.ErrorContains(t, err, "episodes")
+	f := agent.NewFake([]float64{0, 0, 0})
+	f.UpdateErr = errors.New("boom")
+	_, err = Run(context.Background(), env(t, 5), f, Config{Episodes: 1, Explore: true})
+	assert.ErrorContains(t, err, "boom")
+}
