@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/loadgen"
@@ -315,23 +313,7 @@ func startBenchServer(ctx context.Context, spec app.Spec, logPath string) (child
 	if err != nil {
 		return nil, nil, fmt.Errorf("find own executable: %w", err)
 	}
-	data, err := yaml.Marshal(spec)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode app spec: %w", err)
-	}
-	specPath := filepath.Join(dir, "app.yaml")
-	if err := os.WriteFile(specPath, data, 0o644); err != nil {
-		return nil, nil, err
-	}
-	addr, err := server.FreeLoopbackAddr()
-	if err != nil {
-		return nil, nil, err
-	}
-	if logPath == "" {
-		logPath = filepath.Join(dir, "server.log")
-	}
-	child, err = server.StartChild(exe, []string{"workload", "serve", "--app", specPath, "--addr", addr,
-		"--dir", filepath.Join(dir, "scratch"), "--shutdown-timeout", "10s"}, "http://"+addr, logPath)
+	child, err = server.StartApp(exe, spec, dir, logPath, nil)
 	if err != nil {
 		return nil, nil, err
 	}

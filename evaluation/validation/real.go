@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/aware-autoscaler/aware/infra/localproc"
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/loadgen"
@@ -43,22 +41,9 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, string, error)
 		return Measured{}, "", err
 	}
 	spec := app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: c.App, Seed: int64(cfg.Seed), Segments: c.Chain}
-	data, err := yaml.Marshal(spec)
-	if err != nil {
-		return Measured{}, "", err
-	}
-	specPath := filepath.Join(dir, "app.yaml")
-	if err := os.WriteFile(specPath, data, 0o644); err != nil {
-		return Measured{}, "", err
-	}
-	addr, err := server.FreeLoopbackAddr()
-	if err != nil {
-		return Measured{}, "", err
-	}
 	procs := int(math.Max(1, math.Ceil(c.CPU-1e-9)))
-	child, err := server.StartChild(cfg.Exe, []string{"workload", "serve", "--app", specPath, "--addr", addr,
-		"--dir", filepath.Join(dir, "scratch"), "--gomaxprocs", strconv.Itoa(procs), "--shutdown-timeout", "10s"},
-		"http://"+addr, filepath.Join(dir, "server.log"), localproc.WithEnv(append(os.Environ(), cfg.Env...)))
+	child, err := server.StartApp(cfg.Exe, spec, dir, "", []string{"--gomaxprocs", strconv.Itoa(procs)},
+		localproc.WithEnv(append(os.Environ(), cfg.Env...)))
 	if err != nil {
 		return Measured{}, "", err
 	}
@@ -78,11 +63,7 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, string, error)
 	if err != nil {
 		return Measured{}, desc, err
 	}
-	var mean float64
-	for _, r := range c.Rates {
-		mean += r
-	}
-	mean /= float64(len(c.Rates))
+	mean := c.MeanRate()
 	if cfg.Warmup > 0 && mean > 0 {
 		warm, err := loadgen.Constant(mean, cfg.Warmup)
 		if err != nil {

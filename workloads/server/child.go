@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/aware-autoscaler/aware/infra/localproc"
+	"github.com/aware-autoscaler/aware/workloads/app"
 )
 
 // childLogTail is how much of the child's log LogTail returns.
@@ -34,6 +39,32 @@ func StartChild(path string, args []string, baseURL, logPath string, opts ...loc
 		return nil, fmt.Errorf("start workload server %s (server log %s): %w", path, logPath, err)
 	}
 	return &Child{proc: proc, url: baseURL}, nil
+}
+
+// StartApp writes spec to dir/app.yaml and starts exe's `workload serve`
+// for it on a free loopback port, with scratch files in dir/scratch and its
+// output in logPath (dir/server.log when empty). extra flags are appended
+// to the command line (such as --gomaxprocs). It does not wait for
+// readiness; see WaitReady.
+func StartApp(exe string, spec app.Spec, dir, logPath string, extra []string, opts ...localproc.Option) (*Child, error) {
+	data, err := yaml.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("encode app spec: %w", err)
+	}
+	specPath := filepath.Join(dir, "app.yaml")
+	if err := os.WriteFile(specPath, data, 0o644); err != nil {
+		return nil, err
+	}
+	addr, err := FreeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	if logPath == "" {
+		logPath = filepath.Join(dir, "server.log")
+	}
+	args := append([]string{"workload", "serve", "--app", specPath, "--addr", addr,
+		"--dir", filepath.Join(dir, "scratch"), "--shutdown-timeout", "10s"}, extra...)
+	return StartChild(exe, args, "http://"+addr, logPath, opts...)
 }
 
 // Pid is the child's process ID.
