@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +92,7 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 	steps := int(fl.duration / fl.step)
 	var factories []baselines.Factory
 	for _, f := range baselines.Factories() {
-		if len(fl.only) == 0 || contains(fl.only, f.Name) {
+		if len(fl.only) == 0 || slices.Contains(fl.only, f.Name) {
 			factories = append(factories, f)
 		}
 	}
@@ -124,15 +125,6 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 	}
 	fmt.Fprintf(out, "\nwrote %s and %s\n", filepath.Join(fl.out, "results.md"), filepath.Join(fl.out, "results.json"))
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // bar is a one-line progress bar redrawn in place.

@@ -80,7 +80,7 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	if err != nil {
 		return err
 	}
-	picks, err := validationPicks(fl)
+	picks, err := validationPicks(fl, prof)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 
 // validationPicks are the applications to validate: the given spec files,
 // or the first n generated ones.
-func validationPicks(fl validateFlags) ([]validation.Pick, error) {
+func validationPicks(fl validateFlags, prof *calibration.Profile) ([]validation.Pick, error) {
 	var picks []validation.Pick
 	for _, f := range fl.apps {
 		s, err := app.Load(f)
@@ -198,10 +198,6 @@ func validationPicks(fl validateFlags) ([]validation.Pick, error) {
 	}
 	if fl.n < 1 {
 		return nil, fmt.Errorf("--n %d: must be positive", fl.n)
-	}
-	prof, err := calibration.Default()
-	if err != nil {
-		return nil, err
 	}
 	opts := generator.DefaultOptions()
 	opts.Apps, opts.Seed = fl.n, fl.poolSeed

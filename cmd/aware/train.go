@@ -22,6 +22,7 @@ import (
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/segments"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -111,7 +112,7 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	if fl.episodes < 1 {
 		return fmt.Errorf("--episodes %d: must be positive", fl.episodes)
 	}
-	fmt.Fprintf(out, "training %s on %s (%s, load %s) for %d episodes\n", fl.algo, fl.app, chainOf(apps[idx-1]), shapes.Origin[apps[idx-1].Load.Source], fl.episodes)
+	fmt.Fprintf(out, "training %s on %s (%s, load %s) for %d episodes\n", fl.algo, fl.app, segments.FormatChain(apps[idx-1].Spec.Segments), shapes.Origin[apps[idx-1].Load.Source], fl.episodes)
 	start := time.Now()
 	eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes, Seed: fl.seed, Discrete: discrete, Explore: true,
 		Progress: func(e train.Episode) {
@@ -142,12 +143,4 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	}
 	fmt.Fprintf(out, "done in %s; wrote %s and %s\n", time.Since(start).Round(time.Millisecond), filepath.Join(dir, "episodes.json"), filepath.Join(dir, "agent.ckpt"))
 	return nil
-}
-
-func chainOf(a generator.App) string {
-	parts := make([]string, len(a.Spec.Segments))
-	for i, s := range a.Spec.Segments {
-		parts[i] = fmt.Sprintf("%s:%d", s.Name, s.Size)
-	}
-	return strings.Join(parts, "→")
 }

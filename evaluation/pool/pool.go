@@ -20,6 +20,10 @@ var traceFiles = map[string]string{
 	generator.SourceAzureLLM: "azure-llm-2023-code.csv.gz",
 }
 
+// TraceFile is the file in ../shared/traces behind a generator source ("" if
+// unknown).
+func TraceFile(source string) string { return traceFiles[source] }
+
 // Shapes are load shapes by source, at one step, each with mean 1.
 type Shapes struct {
 	Step   time.Duration

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aware-autoscaler/aware/evaluation/pool"
+	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -21,8 +23,9 @@ type Source struct {
 	Series trace.Series // one-second steps
 }
 
-// sharedTraces are the real traces of ../shared/traces used, by file.
-var sharedTraces = []string{"twitter-stream-rps.dev.txt.gz", "nasa-1995-http-rps.dev.txt.gz", "azure-llm-2023-code.csv.gz"}
+// sources are the generator's trace sources in the order cases rotate
+// through them.
+var sources = []string{generator.SourceTwitter, generator.SourceNASA, generator.SourceAzureLLM}
 
 // LoadSources reads the real traces in dir at one-second steps. A missing
 // dir is not an error: it returns no sources, and the caller falls back to
@@ -32,7 +35,8 @@ func LoadSources(dir string) ([]Source, error) {
 		return nil, nil
 	}
 	var out []Source
-	for _, f := range sharedTraces {
+	for _, src := range sources {
+		f := pool.TraceFile(src)
 		p := filepath.Join(dir, f)
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			continue

@@ -27,6 +27,15 @@ type Case struct {
 	Trace string
 }
 
+// MeanRate is the mean of c.Rates in requests/s.
+func (c Case) MeanRate() float64 {
+	var sum float64
+	for _, r := range c.Rates {
+		sum += r
+	}
+	return sum / float64(len(c.Rates))
+}
+
 // Measured is what a run reports, real or simulated.
 type Measured struct {
 	CPU        float64 // cores, mean over the window
@@ -165,13 +174,8 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		ec, et, ep := r.Errors()
-		var mean float64
-		for _, x := range r.Case.Rates {
-			mean += x
-		}
-		mean /= float64(len(r.Case.Rates))
 		fmt.Fprintf(w, "| %s | %s | %.2f | %s | %s | %.1f | %.3f / %.3f | %.1f%% | %.1f / %.1f | %.1f%% | %.2f / %.2f | %.1f%% |\n",
-			r.Case.App, chainString(r.Case.Chain), r.Case.CPU, r.Quota, r.Case.Trace, mean,
+			r.Case.App, segments.FormatChain(r.Case.Chain), r.Case.CPU, r.Quota, r.Case.Trace, r.Case.MeanRate(),
 			r.Real.CPU, r.Sim.CPU, 100*ec, r.Real.Throughput, r.Sim.Throughput, 100*et,
 			1e3*r.Real.P95, 1e3*r.Sim.P95, 100*ep)
 	}
@@ -186,15 +190,4 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 		len(rows), 100*s.CPU, 100*Targets.CPU, ok(s.CPU, Targets.CPU), 100*s.Throughput, 100*Targets.Throughput, ok(s.Throughput, Targets.Throughput),
 		100*s.P95, 100*Targets.P95, ok(s.P95, Targets.P95))
 	return err
-}
-
-func chainString(c []segments.Spec) string {
-	s := ""
-	for i, x := range c {
-		if i > 0 {
-			s += "→"
-		}
-		s += fmt.Sprintf("%s:%d", x.Name, x.Size)
-	}
-	return s
 }

@@ -378,3 +378,8 @@ func Example_objectStream() {
 	fmt.Printf("read %d bytes, wrote less: %v; objects stored: %d\n", r.BytesIn, r.BytesOut < r.BytesIn, len(store.Keys()))
 	// Output: read 262144 bytes, wrote less: true; objects stored: 2
 }
+
+func TestFormatChain(t *testing.T) {
+	assert.Equal(t, "compress:131072→matMul:100", FormatChain([]Spec{{Name: "compress", Size: 131072}, {Name: "matMul", Size: 100}}))
+	assert.Equal(t, "", FormatChain(nil))
+}

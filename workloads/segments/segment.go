@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Spec describes one segment in an application chain.
@@ -12,6 +13,19 @@ type Spec struct {
 	Name string `json:"name"`
 	// Size is the payload size in the segment's own unit (see Info.Unit).
 	Size int `json:"size"`
+}
+
+// FormatChain writes a chain as name:size steps joined by arrows, as in
+// tables: "compress:131072→matMul:100".
+func FormatChain(chain []Spec) string {
+	var b strings.Builder
+	for i, s := range chain {
+		if i > 0 {
+			b.WriteString("→")
+		}
+		fmt.Fprintf(&b, "%s:%d", s.Name, s.Size)
+	}
+	return b.String()
 }
 
 // Result reports the work one invocation did.

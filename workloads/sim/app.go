@@ -208,6 +208,10 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 
 	// Latency: isolated service, CFS throttling, processor-sharing
 	// queueing on fractional cores, and the backlog's wait.
+	perPod := 0.0 // completions per second per serving pod
+	if pods > 0 {
+		perPod = done / dt / pods
+	}
 	alone := throttled(m.CPU, limit)
 	thr := alone - m.CPU
 	pw, wq := queueWait(math.Max(1, limit), rho, m.CV2)
@@ -216,8 +220,8 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 	// only the step to build up: cap the mean number waiting at the
 	// expected height of a driftless reflected random walk over the step,
 	// sqrt(2λT(1+cs²)/π) (heavy-traffic diffusion, Poisson arrivals).
-	if perLambda := perPodRate(done, dt, pods); perLambda > 0 && wq > 0 {
-		if capW := math.Sqrt(2*perLambda*dt*(1+m.CV2)/math.Pi) / perLambda; wq > capW {
+	if perPod > 0 && wq > 0 {
+		if capW := math.Sqrt(2*perPod*dt*(1+m.CV2)/math.Pi) / perPod; wq > capW {
 			wq = capW
 		}
 	}
@@ -230,8 +234,8 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 	// than the quota throttles the pod: requests arriving after the quota
 	// is spent wait, uniformly, up to the rest of the period.
 	var pt, gap float64
-	if limit < 1 && perPodRate(done, dt, pods) > 0 {
-		lp := perPodRate(done, dt, pods) * cfsPeriod
+	if limit < 1 && perPod > 0 {
+		lp := perPod * cfsPeriod
 		quota := limit * cfsPeriod
 		work, sd := lp*m.CPU, math.Sqrt(lp*m.CPU*m.CPU*(1+m.CV2))
 		pt = normQ((quota-work)/sd) / 2 // about half a throttled period's requests wait
@@ -250,10 +254,6 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 
 	// Memory: the working set grows with the requests in flight per pod
 	// (Little's law); the peak within the step adds Poisson-like spread.
-	perPod := 0.0
-	if pods > 0 {
-		perPod = done / dt / pods
-	}
 	inflight := perPod * meanLat
 	mem := m.BaseMemory + m.MemoryPerRequest*math.Max(inflight-1, 0)
 	peakN := inflight + 3*math.Sqrt(inflight)
@@ -332,12 +332,4 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 // observe writes the AWARE state of the last step to dst.
 func (s *state) observe(dst []float64, c *config) {
 	gym.State(dst, s.m, s.sp, s.prevArrival, c.bounds, c.caps)
-}
-
-// perPodRate is the completion rate per serving pod.
-func perPodRate(done, dt, pods float64) float64 {
-	if pods <= 0 {
-		return 0
-	}
-	return done / dt / pods
 }
