@@ -54,6 +54,19 @@ type SLO struct {
 	Target float64
 }
 
+// String formats the SLO as "p99 ≤ 12.5 ms", "≥ 40 req/s" or "none".
+func (s SLO) String() string {
+	switch s.Kind {
+	case LatencySLO:
+		return fmt.Sprintf("p99 ≤ %.4g ms", s.Target*1000)
+	case ThroughputSLO:
+		return fmt.Sprintf("≥ %.4g req/s", s.Target)
+	case NoSLO:
+		return "none"
+	}
+	return fmt.Sprintf("SLO(kind %d, %g)", s.Kind, s.Target)
+}
+
 // Validate reports a bad target.
 func (s SLO) Validate() error {
 	if s.Kind > ThroughputSLO {

@@ -138,3 +138,9 @@ func TestMoves(t *testing.T) {
 	assert.Equal(t, []float64{20, 2.048, 3072 * MiB}, top.Vector(make([]float64, 3)))
 	assert.Less(t, Reward(0.5, 1, 1, 1)-IllegalPenalty, Reward(0.5, 1, 1, 1), "a penalty lowers the reward")
 }
+
+func TestSLOString(t *testing.T) {
+	assert.Equal(t, "p99 ≤ 12.5 ms", SLO{Kind: LatencySLO, Target: 0.0125}.String())
+	assert.Equal(t, "≥ 40 req/s", SLO{Kind: ThroughputSLO, Target: 40}.String())
+	assert.Equal(t, "none", SLO{}.String())
+}

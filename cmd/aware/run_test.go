@@ -73,9 +73,13 @@ func TestTrainCommand(t *testing.T) {
 	for _, algo := range []string{"ddpg", "ppo", "ppo-continuous"} {
 		out := t.TempDir()
 		var buf bytes.Buffer
-		fl := trainFlags{algo: algo, app: "app-0003", poolSeed: 1, episodes: 2, seed: 1, step: 30 * time.Second, traces: filepath.Join(out, "none"), out: out}
+		fl := trainFlags{algo: algo, app: "app-0003", poolSeed: 1, episodes: 2, seed: 1, step: 30 * time.Second, traces: filepath.Join(out, "none"), out: out, plot: "curve.svg", verbose: true}
 		require.NoError(t, runTrain(context.Background(), &buf, fl), algo)
 		assert.Contains(t, buf.String(), "episode    2/2", algo)
+		assert.Contains(t, buf.String(), "greedy policy over 5 episodes", algo)
+		svg, err := os.ReadFile(filepath.Join(out, "app-0003-"+algo, "curve.svg"))
+		require.NoError(t, err, algo)
+		assert.Contains(t, string(svg), "HPA+VPA", algo)
 		data, err := os.ReadFile(filepath.Join(out, "app-0003-"+algo, "episodes.json"))
 		require.NoError(t, err)
 		var got struct {
@@ -87,14 +91,42 @@ func TestTrainCommand(t *testing.T) {
 		assert.NoError(t, err)
 	}
 	var buf bytes.Buffer
-	base := trainFlags{algo: "ddpg", app: "app-0001", episodes: 1, step: 30 * time.Second, out: t.TempDir()}
+	base := trainFlags{algo: "ddpg", app: "app-0001", episodes: 1, step: 30 * time.Second, out: t.TempDir(), plot: "curve.png"}
 	for _, bad := range []func(*trainFlags){
 		func(f *trainFlags) { f.algo = "sarsa" },
 		func(f *trainFlags) { f.app = "web" },
-		func(f *trainFlags) { f.episodes = 0 },
+		func(f *trainFlags) { f.episodes = -1 },
+		func(f *trainFlags) { f.plot = "curve.gif" },
 	} {
 		fl := base
 		bad(&fl)
 		assert.Error(t, runTrain(context.Background(), &buf, fl))
+	}
+}
+
+func TestCompareCommand(t *testing.T) {
+	out := t.TempDir()
+	var buf, progress bytes.Buffer
+	fl := compareFlags{apps: 2, poolSeed: 1, seed: 1, algos: []string{"ddpg", "ppo"}, episodes: map[string]int{"ddpg": 2, "ppo": 2},
+		scored: 1, workers: 2, step: 30 * time.Second, traces: filepath.Join(out, "none"), out: out}
+	require.NoError(t, runCompare(context.Background(), &buf, &progress, fl))
+	assert.Contains(t, progress.String(), "on 2 test-split applications (app-0005 app-0009)")
+	assert.Contains(t, buf.String(), "| app-0009 | imageCompress:320→objectWrite:786432→objectRead:393216 | p99 ≤ 33.7 ms | ppo | 2 |")
+	assert.Contains(t, buf.String(), "--episodes ddpg=2,ppo=2")
+	for _, f := range []string{"results.json", "results.md", "curves-ddpg.png", "curves-ppo.png"} {
+		_, err := os.Stat(filepath.Join(out, f))
+		assert.NoError(t, err, f)
+	}
+	for _, bad := range []func(*compareFlags){
+		func(f *compareFlags) { f.apps = 0 },
+		func(f *compareFlags) { f.apps = 500 },
+		func(f *compareFlags) { f.algos = []string{"sarsa"} },
+		func(f *compareFlags) { f.episodes = map[string]int{"ppo-continuous": 3} },
+		func(f *compareFlags) { f.episodes = map[string]int{"ddpg": 0} },
+		func(f *compareFlags) { f.scored = 0 },
+	} {
+		g := fl
+		bad(&g)
+		assert.Error(t, runCompare(context.Background(), &buf, &progress, g))
 	}
 }

@@ -5,18 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aware-autoscaler/aware/controller/rl/agent"
-	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
-	"github.com/aware-autoscaler/aware/controller/rl/agent/ppo"
+	"github.com/aware-autoscaler/aware/evaluation/baselines"
+	"github.com/aware-autoscaler/aware/evaluation/plot"
 	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
@@ -35,6 +34,8 @@ type trainFlags struct {
 	step     time.Duration
 	traces   string
 	out      string
+	plot     string
+	verbose  bool
 }
 
 func newTrainCmd() *cobra.Command {
@@ -44,45 +45,84 @@ func newTrainCmd() *cobra.Command {
 		Short: "Train one RL agent on one generated application in the simulator",
 		Long: `Trains a DDPG or PPO agent on one application of the generated pool, simulated with the
 calibrated simulator, for --episodes episodes of 100 steps (each episode replays the same
-trace window from the application's offset). Writes episodes.json (per-episode reward, CPU
-and memory utilisation, SLO violations, refused moves) and the agent's checkpoint to --out.`,
+trace window from the application's offset), then scores its greedy policy and HPA+VPA on
+that window. Writes episodes.json (per-episode reward, CPU and memory utilisation, SLO
+violations, refused moves, mean allocation), the learning curve (curve.png, or --plot) and
+the agent's checkpoint to --out/<app>-<algo>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTrain(cmd.Context(), cmd.OutOrStdout(), fl)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.algo, "algo", "ddpg", "ddpg, ppo (the artifact's 7 discrete moves) or ppo-continuous")
+	f.StringVar(&fl.algo, "algo", train.DDPG, "ddpg, ppo (the artifact's 7 discrete moves) or ppo-continuous")
 	f.StringVar(&fl.app, "app", "app-0001", "application of the generated pool")
 	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
-	f.IntVar(&fl.episodes, "episodes", 50, "episodes of 100 steps")
+	f.IntVar(&fl.episodes, "episodes", 0, "episodes of 100 steps (0: the algorithm's default budget, ddpg 1000, ppo 1500)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the agent and the simulation")
 	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step")
 	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
 	f.StringVar(&fl.out, "out", "out/train", "output folder")
+	f.StringVar(&fl.plot, "plot", "curve.png", "learning-curve file name in the output folder (.png, .svg or .pdf)")
+	f.BoolVar(&fl.verbose, "verbose", false, "print every episode instead of a progress bar")
 	return cmd
 }
 
+// poolApps generates the pool of seed poolSeed up to its largest index in
+// idx (1-based) and returns those applications with their simulator form.
+func poolApps(prof *calibration.Profile, poolSeed int64, traces string, step time.Duration, seed uint64, idx []int) ([]generator.App, []sim.App, pool.Shapes, error) {
+	n := 0
+	for _, i := range idx {
+		n = max(n, i)
+	}
+	opts := generator.DefaultOptions()
+	opts.Apps, opts.Seed = max(n, 1), poolSeed
+	all, err := generator.Generate(opts, prof)
+	if err != nil {
+		return nil, nil, pool.Shapes{}, err
+	}
+	shapes, err := pool.LoadShapes(traces, step, seed)
+	if err != nil {
+		return nil, nil, pool.Shapes{}, err
+	}
+	apps := make([]generator.App, len(idx))
+	for k, i := range idx {
+		apps[k] = all[i-1]
+	}
+	simApps, err := pool.SimApps(apps, shapes)
+	return apps, simApps, shapes, err
+}
+
+func parseApp(name string) (int, error) {
+	idx, err := strconv.Atoi(strings.TrimPrefix(name, "app-"))
+	if err != nil || idx < 1 || !strings.HasPrefix(name, "app-") {
+		return 0, fmt.Errorf("--app %q: want a pool name like app-0001", name)
+	}
+	return idx, nil
+}
+
 func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
-	idx, err := strconv.Atoi(strings.TrimPrefix(fl.app, "app-"))
-	if err != nil || idx < 1 || !strings.HasPrefix(fl.app, "app-") {
-		return fmt.Errorf("--app %q: want a pool name like app-0001", fl.app)
+	idx, err := parseApp(fl.app)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(train.Algos, fl.algo) {
+		return fmt.Errorf("--algo %q: want one of %s", fl.algo, strings.Join(train.Algos, ", "))
+	}
+	if fl.episodes == 0 {
+		fl.episodes = train.DefaultEpisodes[fl.algo]
+	}
+	if fl.episodes < 1 {
+		return fmt.Errorf("--episodes %d: must be positive", fl.episodes)
+	}
+	if err := plot.CheckPath(fl.plot); err != nil {
+		return fmt.Errorf("--plot: %w", err)
 	}
 	prof, err := calibration.Default()
 	if err != nil {
 		return err
 	}
-	opts := generator.DefaultOptions()
-	opts.Apps, opts.Seed = max(idx, 1), fl.poolSeed
-	apps, err := generator.Generate(opts, prof)
-	if err != nil {
-		return err
-	}
-	shapes, err := pool.LoadShapes(fl.traces, fl.step, fl.seed)
-	if err != nil {
-		return err
-	}
-	simApps, err := pool.SimApps(apps[idx-1:idx], shapes)
+	apps, simApps, shapes, err := poolApps(prof, fl.poolSeed, fl.traces, fl.step, fl.seed, []int{idx})
 	if err != nil {
 		return err
 	}
@@ -90,38 +130,49 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	if err != nil {
 		return err
 	}
-	rnd := rand.New(rand.NewPCG(fl.seed, 0xA11CE))
-	var (
-		ag       agent.Agent
-		discrete bool
-	)
-	switch fl.algo {
-	case "ddpg":
-		ag, err = ddpg.New(gym.StateDim, gym.ActDim, rnd)
-	case "ppo":
-		ag, err = ppo.NewDiscrete(gym.StateDim, int(gym.Moves), rnd)
-		discrete = true
-	case "ppo-continuous":
-		ag, err = ppo.NewContinuous(gym.StateDim, gym.ActDim, rnd, ppo.WithInitLogStd(-1))
-	default:
-		return fmt.Errorf("--algo %q: want ddpg, ppo or ppo-continuous", fl.algo)
-	}
+	ag, discrete, err := train.NewAgent(fl.algo, gym.StateDim, fl.seed)
 	if err != nil {
-		return err
+		return fmt.Errorf("--algo: %w", err)
 	}
-	if fl.episodes < 1 {
-		return fmt.Errorf("--episodes %d: must be positive", fl.episodes)
-	}
-	fmt.Fprintf(out, "training %s on %s (%s, load %s) for %d episodes\n", fl.algo, fl.app, segments.FormatChain(apps[idx-1].Spec.Segments), shapes.Origin[apps[idx-1].Load.Source], fl.episodes)
+	app := apps[0]
+	fmt.Fprintf(out, "training %s on %s (%s, SLO %s, load %s) for %d episodes\n", fl.algo, fl.app, segments.FormatChain(app.Spec.Segments), simApps[0].SLO, shapes.Origin[app.Load.Source], fl.episodes)
 	start := time.Now()
+	b := newBar(out, fl.algo, fl.episodes)
 	eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes, Seed: fl.seed, Discrete: discrete, Explore: true,
 		Progress: func(e train.Episode) {
-			fmt.Fprintf(out, "episode %4d/%d  reward %7.2f  cpu %5.1f%%  mem %5.1f%%  slo violations %3d  refused %3d  updates %d\n",
-				e.Index+1, fl.episodes, e.Reward, 100*e.CPUUtil, 100*e.MemoryUtil, e.SLOViolations, e.Illegal, e.Updates)
+			if fl.verbose {
+				fmt.Fprintf(out, "episode %4d/%d  reward %7.2f  cpu %5.1f%%  mem %5.1f%%  slo violations %3d  refused %3d  updates %d\n",
+					e.Index+1, fl.episodes, e.Reward, 100*e.CPUUtil, 100*e.MemoryUtil, e.SLOViolations, e.Illegal, e.Updates)
+				return
+			}
+			b.set(e.Index + 1)
 		}})
+	if !fl.verbose {
+		fmt.Fprintln(out)
+	}
 	if err != nil {
 		return err
 	}
+	const scored = 5
+	ev, err := train.Run(ctx, env, ag, train.Config{Episodes: scored, Seed: train.EvalSeed(fl.seed), Discrete: discrete})
+	if err != nil {
+		return err
+	}
+	var hv baselines.Factory
+	for _, f := range baselines.Factories() {
+		if f.Name == "hpa+vpa" {
+			hv = f
+		}
+	}
+	base, err := train.BaselineScore(ctx, env, hv, app.Profile.Targets.CPU, fl.step, fl.seed, scored)
+	if err != nil {
+		return err
+	}
+	agentScore := train.Summarise(ev)
+	fmt.Fprintf(out, "greedy policy over %d episodes: reward %.1f, SLO violations %.1f, CPU %.0f%%, memory %.0f%% (HPA+VPA: %.1f, %.1f, %.0f%%, %.0f%%)\n",
+		scored, agentScore.Reward, agentScore.SLOViolations, 100*agentScore.CPUUtil, 100*agentScore.MemoryUtil,
+		base.Reward, base.SLOViolations, 100*base.CPUUtil, 100*base.MemoryUtil)
+
 	dir := filepath.Join(fl.out, fl.app+"-"+fl.algo)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -131,16 +182,33 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 		Algo     string          `json:"algo"`
 		Seed     uint64          `json:"seed"`
 		Episodes []train.Episode `json:"episodes"`
-	}{fl.app, fl.algo, fl.seed, eps}, "", "  ")
+		Greedy   train.Score     `json:"greedy"`
+		Baseline train.Score     `json:"baseline"`
+	}{fl.app, fl.algo, fl.seed, eps, agentScore, base}, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "episodes.json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
+	y := make([]float64, len(eps))
+	for i, e := range eps {
+		y[i] = e.Reward
+	}
+	if err := plot.Save(filepath.Join(dir, fl.plot), plot.Curves{
+		Title:  fmt.Sprintf("%s on %s (seed %d)", fl.algo, fl.app, fl.seed),
+		XLabel: "episode", YLabel: "episode reward", Smooth: 20,
+		Series: []plot.Series{{Name: fl.algo + " (exploring)", Y: y}},
+		References: []plot.Reference{
+			{Name: "greedy policy", Y: agentScore.Reward},
+			{Name: "HPA+VPA", Y: base.Reward},
+		},
+	}); err != nil {
+		return err
+	}
 	if err := ag.Save(filepath.Join(dir, "agent.ckpt")); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "done in %s; wrote %s and %s\n", time.Since(start).Round(time.Millisecond), filepath.Join(dir, "episodes.json"), filepath.Join(dir, "agent.ckpt"))
+	fmt.Fprintf(out, "done in %s; wrote episodes.json, %s and agent.ckpt to %s\n", time.Since(start).Round(time.Millisecond), fl.plot, dir)
 	return nil
 }

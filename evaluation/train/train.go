@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/gym"
 )
@@ -21,6 +23,11 @@ type Episode struct {
 	// SLOViolations counts steps with SP < 1; Illegal counts refused moves.
 	SLOViolations int `json:"sloViolations"`
 	Illegal       int `json:"illegal"`
+	// Replicas, CPU (cores per pod) and Memory (bytes per pod) are the mean
+	// allocation in effect over the episode's steps.
+	Replicas float64 `json:"replicas"`
+	CPU      float64 `json:"cpu"`
+	Memory   float64 `json:"memory"`
 	// Updates is the agent's update count at the end of the episode.
 	Updates int `json:"updates"`
 }
@@ -42,28 +49,50 @@ type Config struct {
 	Progress func(Episode)
 }
 
+// policy chooses the allocation target (replicas, CPU cores, memory bytes)
+// of the next step and says whether the choice was a legal move.
+type policy interface {
+	choose(target, obs []float64, info gym.Info) (legal bool)
+	// learn sees the step's outcome; it returns the update count.
+	learn(obs []float64, r float64, next []float64, term bool) (int, error)
+}
+
 // Run trains (or, with Explore false, evaluates) ag on env.
 func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episode, error) {
+	space := env.ActionSpace()
+	if space.Dim() != gym.ActDim {
+		return nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
+	}
+	p := &agentPolicy{ag: ag, space: space, bounds: boundsOf(space), discrete: cfg.Discrete, explore: cfg.Explore}
+	n := gym.ActDim
+	if cfg.Discrete {
+		n = int(gym.Moves)
+	}
+	p.act = make([]float64, n)
+	return loop(ctx, env, p, cfg)
+}
+
+// Recommend runs rec as the policy of env, as a MultidimPodAutoscaler would
+// with the default recommender: rec sees each step's metrics and sets the
+// next allocation. rec keeps its state across episodes (its clock runs on),
+// so later episodes see a recommender warmed on the earlier ones.
+func Recommend(ctx context.Context, env gym.Env, rec recommender.Recommender, step time.Duration, cfg Config) ([]Episode, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("train: step %s must be positive", step)
+	}
+	if env.ActionSpace().Dim() != gym.ActDim {
+		return nil, fmt.Errorf("train: action space has %d dimensions, want %d", env.ActionSpace().Dim(), gym.ActDim)
+	}
+	return loop(ctx, env, &recommenderPolicy{rec: rec, step: step}, cfg)
+}
+
+func loop(ctx context.Context, env gym.Env, p policy, cfg Config) ([]Episode, error) {
 	if cfg.Episodes < 1 {
 		return nil, fmt.Errorf("train: episodes %d must be positive", cfg.Episodes)
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 100
 	}
-	space := env.ActionSpace()
-	if space.Dim() != gym.ActDim {
-		return nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
-	}
-	bounds := gym.Bounds{
-		MinReplicas: int(space.Low[gym.ActReplicas]), MaxReplicas: int(space.High[gym.ActReplicas]),
-		MinCPU: space.Low[gym.ActCPU], MaxCPU: space.High[gym.ActCPU],
-		MinMemory: space.Low[gym.ActMemory], MaxMemory: space.High[gym.ActMemory],
-	}
-	actDim := gym.ActDim
-	if cfg.Discrete {
-		actDim = int(gym.Moves)
-	}
-	act := make([]float64, actDim)
 	target := make([]float64, gym.ActDim)
 	out := make([]Episode, 0, cfg.Episodes)
 	updates := 0
@@ -74,16 +103,7 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 		}
 		e := Episode{Index: ep}
 		for step := 0; step < cfg.MaxSteps; step++ {
-			ag.Act(act, obs, cfg.Explore)
-			legal := true
-			if cfg.Discrete {
-				cur := gym.Allocation{Replicas: info.Metrics.Replicas, CPU: info.Metrics.CPULimit, Memory: info.Metrics.MemoryLimit}
-				var next gym.Allocation
-				next, legal = gym.Apply(gym.Move(argmax(act)), cur, bounds)
-				next.Vector(target)
-			} else {
-				gym.Denormalize(target, act, space)
-			}
+			legal := p.choose(target, obs, info)
 			next, r, term, trunc, nextInfo, err := env.Step(ctx, target)
 			if err != nil {
 				return out, fmt.Errorf("train: episode %d step %d: %w", ep, step, err)
@@ -93,18 +113,16 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 				e.Illegal++
 			}
 			done := term || trunc || step == cfg.MaxSteps-1
-			if cfg.Explore {
-				ag.Observe(agent.Transition{State: obs, Action: act, Reward: r, Next: next, Done: term})
-				st, err := ag.Update()
-				if err != nil {
-					return out, fmt.Errorf("train: episode %d step %d: update: %w", ep, step, err)
-				}
-				updates = st.Updates
+			if updates, err = p.learn(obs, r, next, term); err != nil {
+				return out, fmt.Errorf("train: episode %d step %d: update: %w", ep, step, err)
 			}
 			cu, mu := gym.Utilization(nextInfo.Metrics)
 			e.Reward += r
 			e.CPUUtil += cu
 			e.MemoryUtil += mu
+			e.Replicas += float64(nextInfo.Metrics.Replicas)
+			e.CPU += nextInfo.Metrics.CPULimit
+			e.Memory += nextInfo.Metrics.MemoryLimit
 			if nextInfo.SLOViolated {
 				e.SLOViolations++
 			}
@@ -119,6 +137,9 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 		}
 		e.CPUUtil /= float64(e.Steps)
 		e.MemoryUtil /= float64(e.Steps)
+		e.Replicas /= float64(e.Steps)
+		e.CPU /= float64(e.Steps)
+		e.Memory /= float64(e.Steps)
 		e.Updates = updates
 		out = append(out, e)
 		if cfg.Progress != nil {
@@ -126,6 +147,73 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 		}
 	}
 	return out, nil
+}
+
+type agentPolicy struct {
+	ag       agent.Agent
+	space    gym.Space
+	bounds   gym.Bounds
+	discrete bool
+	explore  bool
+	act      []float64
+	updates  int
+}
+
+func (p *agentPolicy) choose(target, obs []float64, info gym.Info) bool {
+	p.ag.Act(p.act, obs, p.explore)
+	if !p.discrete {
+		gym.Denormalize(target, p.act, p.space)
+		return true
+	}
+	cur := gym.Allocation{Replicas: info.Metrics.Replicas, CPU: info.Metrics.CPULimit, Memory: info.Metrics.MemoryLimit}
+	next, legal := gym.Apply(gym.Move(argmax(p.act)), cur, p.bounds)
+	next.Vector(target)
+	return legal
+}
+
+func (p *agentPolicy) learn(obs []float64, r float64, next []float64, term bool) (int, error) {
+	if !p.explore {
+		return p.updates, nil
+	}
+	p.ag.Observe(agent.Transition{State: obs, Action: p.act, Reward: r, Next: next, Done: term})
+	st, err := p.ag.Update()
+	p.updates = st.Updates
+	return p.updates, err
+}
+
+type recommenderPolicy struct {
+	rec  recommender.Recommender
+	step time.Duration
+	now  time.Duration
+}
+
+func (p *recommenderPolicy) choose(target, _ []float64, info gym.Info) bool {
+	p.now += p.step
+	m := info.Metrics
+	a := p.rec.Recommend(recommender.Observation{
+		Time:          p.now,
+		Current:       recommender.Allocation{Replicas: m.Replicas, CPU: m.CPULimit, Memory: m.MemoryLimit},
+		ReadyReplicas: m.ReadyReplicas,
+		CPUUsage:      m.CPUUsage,
+		MemoryUsage:   m.MemoryUsage,
+		MemoryPeak:    m.MemoryPeak,
+		OOMKills:      m.OOMKills,
+		ArrivalRate:   m.ArrivalRate,
+		ProcessedRate: m.ProcessedRate,
+		LatencyP99:    m.LatencyP99,
+	})
+	gym.Allocation{Replicas: a.Replicas, CPU: a.CPU, Memory: a.Memory}.Vector(target)
+	return true
+}
+
+func (p *recommenderPolicy) learn([]float64, float64, []float64, bool) (int, error) { return 0, nil }
+
+func boundsOf(space gym.Space) gym.Bounds {
+	return gym.Bounds{
+		MinReplicas: int(space.Low[gym.ActReplicas]), MaxReplicas: int(space.High[gym.ActReplicas]),
+		MinCPU: space.Low[gym.ActCPU], MaxCPU: space.High[gym.ActCPU],
+		MinMemory: space.Low[gym.ActMemory], MaxMemory: space.High[gym.ActMemory],
+	}
 }
 
 func argmax(x []float64) int {

@@ -20,6 +20,10 @@ type Config struct {
 	WarmUp            int     // transitions required before the first update (≥ BatchSize)
 	ClipNorm          float64 // global gradient-norm clip per network; ≤ 0 disables
 	FinalInit         float64 // U(±FinalInit) init of the output layers
+	// SquashPenalty c adds c·mean(u²) on the actor's pre-tanh outputs u
+	// to its loss, so that actions cannot saturate at a bound where
+	// tanh'(u) ≈ 0 leaves no gradient to bring them back. Not in FIRM.
+	SquashPenalty float64
 }
 
 // DefaultConfig returns FIRM's configuration.
@@ -31,7 +35,7 @@ func DefaultConfig() Config {
 		NoiseSigma: 0.2, OUTheta: 0.15,
 		EpsStart: 1, EpsDecay: 1e-6,
 		ReplayCapacity: 1_000_000, BatchSize: 64,
-		FinalInit: 3e-3,
+		FinalInit: 3e-3, SquashPenalty: 1e-3,
 	}
 }
 
@@ -59,6 +63,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("epsilon start %v, decay %v, min %v: need start ≥ min ≥ 0 and decay ≥ 0", c.EpsStart, c.EpsDecay, c.EpsMin)
 	case c.ReplayCapacity <= 0 || c.BatchSize <= 0:
 		return fmt.Errorf("replay capacity %d and batch size %d must be positive", c.ReplayCapacity, c.BatchSize)
+	case !(c.SquashPenalty >= 0):
+		return fmt.Errorf("squash penalty %v must be non-negative", c.SquashPenalty)
 	case !(c.FinalInit >= 0):
 		return fmt.Errorf("final init %v must be non-negative", c.FinalInit)
 	}
@@ -114,3 +120,7 @@ func WithGradClip(max float64) Option { return func(c *Config) { c.ClipNorm = ma
 
 // WithFinalInit sets the U(±v) initialisation of the output layers.
 func WithFinalInit(v float64) Option { return func(c *Config) { c.FinalInit = v } }
+
+// WithSquashPenalty sets the weight c of c·mean(u²) on the actor's pre-tanh
+// outputs; 0 is FIRM's plain DDPG.
+func WithSquashPenalty(c float64) Option { return func(cfg *Config) { cfg.SquashPenalty = c } }

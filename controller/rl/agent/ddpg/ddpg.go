@@ -28,6 +28,7 @@ type Agent struct {
 	batch            *agent.Batch
 	xs, nextA, xNext []float64 // B×(S+A), B×A, B×(S+A)
 	q, qNext, dq, mu []float64 // B, B, B, B×A
+	pre              []float64 // B×A actor pre-activations
 	dx, da           []float64 // B×(S+A), B×A
 }
 
@@ -52,7 +53,7 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*Agent, error
 	}
 	cfg.WarmUp = max(cfg.WarmUp, cfg.BatchSize)
 	sizes := func(in, out int) []int { return slices.Concat([]int{in}, cfg.Hidden, []int{out}) }
-	actor, err := rl.NewMLP(rl.MLPConfig{Sizes: sizes(stateDim, actionDim), Hidden: rl.ReLU, Output: rl.Tanh, FinalInit: cfg.FinalInit}, rnd)
+	actor, err := rl.NewMLP(rl.MLPConfig{Sizes: sizes(stateDim, actionDim), Hidden: rl.ReLU, Output: rl.Identity, FinalInit: cfg.FinalInit}, rnd)
 	if err != nil {
 		return nil, fmt.Errorf("ddpg: actor: %w", err)
 	}
@@ -72,7 +73,7 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*Agent, error
 		replay: replay, eps: cfg.EpsStart, ou: make([]float64, actionDim),
 		batch: agent.NewBatch(b, stateDim, actionDim),
 		xs:    make([]float64, b*in), nextA: make([]float64, b*actionDim), xNext: make([]float64, b*in),
-		q: make([]float64, b), qNext: make([]float64, b), dq: make([]float64, b), mu: make([]float64, b*actionDim),
+		q: make([]float64, b), qNext: make([]float64, b), dq: make([]float64, b), mu: make([]float64, b*actionDim), pre: make([]float64, b*actionDim),
 		dx: make([]float64, b*in), da: make([]float64, b*actionDim),
 	}, nil
 }
@@ -100,6 +101,7 @@ func (a *Agent) Replay() *agent.Replay { return a.replay }
 // Gaussian or OU noise, clips to [−1, 1] and decays ε. It does not allocate.
 func (a *Agent) Act(dst, state []float64, explore bool) []float64 {
 	a.actor.Forward(dst, state, 1)
+	squash(dst)
 	if !explore {
 		return dst
 	}
@@ -143,6 +145,7 @@ func (a *Agent) Update() (agent.Stats, error) {
 
 	// Critic: TD targets from the target networks.
 	a.actorTarget.Forward(a.nextA, bt.Next, B)
+	squash(a.nextA)
 	concat(a.xNext, bt.Next, a.nextA, B, S, A)
 	a.criticTarget.Forward(a.qNext, a.xNext, B)
 	concat(a.xs, bt.States, bt.Actions, B, S, A)
@@ -161,8 +164,11 @@ func (a *Agent) Update() (agent.Stats, error) {
 	st.CriticGradNorm = rl.ClipGradNorm(cp, a.cfg.ClipNorm)
 	a.criticOpt.Step(cp)
 
-	// Actor: ∂(−mean Q(s, μ(s)))/∂θ via the critic's input gradient.
-	a.actor.Forward(a.mu, bt.States, B)
+	// Actor: ∂(−mean Q(s, μ(s)) + c·mean‖u‖²)/∂θ via the critic's input
+	// gradient, where μ = tanh(u) and c is the squash penalty.
+	a.actor.Forward(a.pre, bt.States, B)
+	copy(a.mu, a.pre)
+	squash(a.mu)
 	concat(a.xs, bt.States, a.mu, B, S, A)
 	a.critic.Forward(a.q, a.xs, B)
 	var aloss float64
@@ -172,8 +178,13 @@ func (a *Agent) Update() (agent.Stats, error) {
 	}
 	cp.ZeroGrad()
 	a.critic.Backward(a.dx, a.dq, B)
+	pen := 2 * a.cfg.SquashPenalty * inv
 	for k := range B {
-		copy(a.da[k*A:(k+1)*A], a.dx[k*(S+A)+S:(k+1)*(S+A)])
+		for j := range A {
+			i := k*A + j
+			m := a.mu[i]
+			a.da[i] = a.dx[k*(S+A)+S+j]*(1-m*m) + pen*a.pre[i]
+		}
 	}
 	ap := a.actor.Params()
 	ap.ZeroGrad()
@@ -195,6 +206,14 @@ func (a *Agent) Update() (agent.Stats, error) {
 		return st, fmt.Errorf("ddpg: Update %d: critic loss is %v", a.updates, st.CriticLoss)
 	}
 	return st, nil
+}
+
+// squash applies tanh in place: the actor's output layer is linear so that
+// Update can see (and penalise) the pre-activations.
+func squash(x []float64) {
+	for i, v := range x {
+		x[i] = math.Tanh(v)
+	}
 }
 
 // concat writes the rows [x_k, y_k] (B×(S+A)) into dst.

@@ -21,14 +21,16 @@ type Config struct {
 	InitLogStd  float64 // initial log-std of the continuous head
 }
 
-// DefaultConfig returns the artifact's configuration.
+// DefaultConfig returns the artifact's configuration, plus an initial
+// log-std of −1 for the continuous head (σ ≈ 0.37 on the [−1, 1] box; with
+// σ = 1 most samples are clipped at the bounds and the policy does not learn).
 func DefaultConfig() Config {
 	return Config{
 		Hidden: []int{64, 64}, LR: 3e-4,
 		Discount: 0.99, Lambda: 0.95,
 		Epochs: 5, BatchSize: 64, RolloutLen: 100,
 		Clip: 0.2, EntropyCoef: 0.01, ValueCoef: 0.5,
-		ClipNorm: 0.5, NormAdv: true,
+		ClipNorm: 0.5, NormAdv: true, InitLogStd: -1,
 	}
 }
 
