@@ -137,9 +137,20 @@ func (d *Dense) forward(x []float64, batch int) []float64 {
 
 // backward accumulates parameter gradients from dy (batch×out) and, when dx is
 // not nil, writes the input gradient into dx (batch×in).
-func (d *Dense) backward(dx, dy []float64, batch int) {
+func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
 	dz := d.dz
 	d.act.backward(dz, dy[:len(dz)], d.y)
+	if !params {
+		if dx == nil {
+			return
+		}
+		if d.out <= kernelMaxOut {
+			gemmNT(batch, d.in, d.out, dz, d.w, dx)
+		} else {
+			impl.Dgemm(blas.NoTrans, blas.Trans, batch, d.in, d.out, 1, dz, d.out, d.w, d.out, 0, dx, d.in)
+		}
+		return
+	}
 	for r := 0; r < batch; r++ {
 		row := dz[r*d.out : (r+1)*d.out]
 		for j, v := range row {
@@ -183,7 +194,7 @@ func (d *Dense) Backward(dx, dy []float64, batch int) {
 	if dx != nil && len(dx) != batch*d.in {
 		panic(fmt.Sprintf("rl: Dense.Backward: dx has length %d, want %d×%d", len(dx), batch, d.in))
 	}
-	d.backward(dx, dy, batch)
+	d.backward(dx, dy, batch, true)
 }
 
 // checkBatch panics when a batch buffer has the wrong length; a negative

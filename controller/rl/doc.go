@@ -1,7 +1,8 @@
 // Package rl is AWARE-Go's small numeric learning library: dense layers and
 // multi-layer perceptrons, GRUs and multi-layer bidirectional GRUs over time
 // (backpropagation through time) and dropout, all with hand-written backward
-// passes checked against finite differences; SGD and Adam optimisers with
+// passes checked against finite differences, and row concatenation (a state
+// with an action or an embedding) with its backward split; SGD and Adam optimisers with
 // global-norm clipping, Polyak (soft) target updates, running mean/std state
 // normalisation, and versioned, checksummed, atomically written checkpoints. Every network keeps all of its
 // parameters and gradients in one contiguous []float64 (Params), so optimisers,

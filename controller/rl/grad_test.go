@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/controller/rl"
@@ -182,4 +183,23 @@ func TestCloneIsIndependent(t *testing.T) {
 	c.Params().Values()[0] += 1
 	require.NotEqual(t, m.Params().Values()[0], c.Params().Values()[0])
 	require.Equal(t, m.Config(), c.Config())
+}
+
+func TestBackwardInput(t *testing.T) {
+	for _, sizes := range [][]int{{5, 40, 40, 1}, {3, 200, 2}} { // narrow kernels and BLAS
+		rnd := rand.New(rand.NewPCG(5, 6))
+		m, err := rl.NewMLP(rl.MLPConfig{Sizes: sizes, Hidden: rl.ReLU, Output: rl.Identity}, rnd)
+		require.NoError(t, err)
+		in, out, b := sizes[0], sizes[len(sizes)-1], 4
+		x, dy, y := randVec(rnd, b*in), randVec(rnd, b*out), make([]float64, b*out)
+		m.Forward(y, x, b)
+		want := make([]float64, b*in)
+		m.Backward(want, dy, b)
+		grads := append([]float64(nil), m.Params().Grads()...)
+		got := make([]float64, b*in)
+		m.BackwardInput(got, dy, b)
+		assert.Equal(t, want, got, "same input gradient as Backward")
+		assert.Equal(t, grads, m.Params().Grads(), "parameter gradients untouched")
+		assert.Panics(t, func() { m.BackwardInput(nil, dy, b) })
+	}
 }

@@ -134,12 +134,27 @@ func (m *MLP) Forward(dst, x []float64, batch int) {
 // input gradient into dx (batch×InDim) unless dx is nil. batch must equal the
 // last Forward's.
 func (m *MLP) Backward(dx, dy []float64, batch int) {
-	if batch != m.layers[0].batch || batch == 0 {
-		panic(fmt.Sprintf("rl: MLP.Backward: batch %d does not match last Forward batch %d", batch, m.layers[0].batch))
+	m.backward(dx, dy, batch, true, "MLP.Backward")
+}
+
+// BackwardInput writes the input gradient of the last Forward for the output
+// gradient dy into dx without computing parameter gradients: the cheaper
+// pass for using a network as a differentiable function of its input, as
+// DDPG's actor update uses the critic.
+func (m *MLP) BackwardInput(dx, dy []float64, batch int) {
+	if dx == nil {
+		panic("rl: MLP.BackwardInput: nil dx")
 	}
-	checkBatch("MLP.Backward", batch, len(dy), m.OutDim(), -1, 0)
+	m.backward(dx, dy, batch, false, "MLP.BackwardInput")
+}
+
+func (m *MLP) backward(dx, dy []float64, batch int, params bool, where string) {
+	if batch != m.layers[0].batch || batch == 0 {
+		panic(fmt.Sprintf("rl: %s: batch %d does not match last Forward batch %d", where, batch, m.layers[0].batch))
+	}
+	checkBatch(where, batch, len(dy), m.OutDim(), -1, 0)
 	if dx != nil && len(dx) != batch*m.InDim() {
-		panic(fmt.Sprintf("rl: MLP.Backward: dx has length %d, want %d×%d", len(dx), batch, m.InDim()))
+		panic(fmt.Sprintf("rl: %s: dx has length %d, want %d×%d", where, len(dx), batch, m.InDim()))
 	}
 	g := dy
 	for i := len(m.layers) - 1; i >= 0; i-- {
@@ -155,7 +170,7 @@ func (m *MLP) Backward(dx, dy []float64, batch int) {
 			m.dbuf[i] = m.dbuf[i][:n]
 			out = m.dbuf[i]
 		}
-		l.backward(out, g, batch)
+		l.backward(out, g, batch, params)
 		g = out
 	}
 }

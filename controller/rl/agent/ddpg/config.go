@@ -26,7 +26,8 @@ type Config struct {
 	SquashPenalty float64
 }
 
-// DefaultConfig returns FIRM's configuration.
+// DefaultConfig returns FIRM's configuration plus a squash penalty of 1e-3
+// (WithSquashPenalty(0) for plain FIRM).
 func DefaultConfig() Config {
 	return Config{
 		Hidden:  []int{40, 40},

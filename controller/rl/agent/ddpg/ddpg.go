@@ -146,9 +146,9 @@ func (a *Agent) Update() (agent.Stats, error) {
 	// Critic: TD targets from the target networks.
 	a.actorTarget.Forward(a.nextA, bt.Next, B)
 	squash(a.nextA)
-	concat(a.xNext, bt.Next, a.nextA, B, S, A)
+	rl.ConcatRows(a.xNext, bt.Next, a.nextA, B, S, A)
 	a.criticTarget.Forward(a.qNext, a.xNext, B)
-	concat(a.xs, bt.States, bt.Actions, B, S, A)
+	rl.ConcatRows(a.xs, bt.States, bt.Actions, B, S, A)
 	a.critic.Forward(a.q, a.xs, B)
 	var closs, meanQ float64
 	for k := range B {
@@ -169,15 +169,14 @@ func (a *Agent) Update() (agent.Stats, error) {
 	a.actor.Forward(a.pre, bt.States, B)
 	copy(a.mu, a.pre)
 	squash(a.mu)
-	concat(a.xs, bt.States, a.mu, B, S, A)
+	rl.ConcatRows(a.xs, bt.States, a.mu, B, S, A)
 	a.critic.Forward(a.q, a.xs, B)
 	var aloss float64
 	for k := range B {
 		aloss -= a.q[k]
 		a.dq[k] = -inv
 	}
-	cp.ZeroGrad()
-	a.critic.Backward(a.dx, a.dq, B)
+	a.critic.BackwardInput(a.dx, a.dq, B)
 	pen := 2 * a.cfg.SquashPenalty * inv
 	for k := range B {
 		for j := range A {
@@ -191,7 +190,6 @@ func (a *Agent) Update() (agent.Stats, error) {
 	a.actor.Backward(nil, a.da, B)
 	st.ActorGradNorm = rl.ClipGradNorm(ap, a.cfg.ClipNorm)
 	a.actorOpt.Step(ap)
-	cp.ZeroGrad()
 
 	if err := rl.Polyak(a.actorTarget.Params(), ap, a.cfg.Tau); err != nil {
 		return st, fmt.Errorf("ddpg: Update: %w", err)
@@ -213,14 +211,5 @@ func (a *Agent) Update() (agent.Stats, error) {
 func squash(x []float64) {
 	for i, v := range x {
 		x[i] = math.Tanh(v)
-	}
-}
-
-// concat writes the rows [x_k, y_k] (B×(S+A)) into dst.
-func concat(dst, x, y []float64, b, s, a int) {
-	w := s + a
-	for k := range b {
-		copy(dst[k*w:k*w+s], x[k*s:(k+1)*s])
-		copy(dst[k*w+s:(k+1)*w], y[k*a:(k+1)*a])
 	}
 }
