@@ -44,6 +44,7 @@ bench: setup build ## Print the per-segment, load-generator and simulator benchm
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./workloads/segments/
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./workloads/sim/ ./controller/recommender/... ./controller/rl/...
 	$(AWARE) loadgen bench
+	$(AWARE) bench rl
 
 .PHONY: validate
 validate: setup build ## Run 8 generated apps for real and on the simulator; print the error table.
