@@ -46,6 +46,10 @@ bench: setup build ## Print the per-segment, load-generator and simulator benchm
 	$(AWARE) loadgen bench
 	$(AWARE) bench rl
 
+.PHONY: compare
+compare: setup build ## Train DDPG, PPO and PPO-continuous on 10 test-split apps; table against HPA+VPA (about 10 minutes).
+	$(AWARE) compare --out out/compare
+
 .PHONY: validate
 validate: setup build ## Run 8 generated apps for real and on the simulator; print the error table.
 	$(AWARE) sim validate --out out/validate

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Series is one line: Y[i] at x = i+1 (episodes are numbered from 1).
@@ -64,7 +66,27 @@ func Save(path string, c Curves) error {
 	if h <= 0 {
 		h = 10 * vg.Centimeter
 	}
-	if err := p.Save(w, h, path); err != nil {
+	// The legend gets its own column on the right so it never hides lines.
+	const legendWidth = 3.5 * vg.Centimeter
+	cw, err := draw.NewFormattedCanvas(w+legendWidth, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("plot: %s: %w", path, err)
+	}
+	dc := draw.New(cw)
+	lg := p.Legend
+	lg.Top, lg.Left = true, true
+	p.Legend = plot.NewLegend()
+	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	lg.Draw(draw.Crop(dc, w+vg.Points(6), 0, 0, -vg.Points(12)))
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if _, err := cw.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot: %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
 	return nil
@@ -78,8 +100,6 @@ func (c Curves) plot() (*plot.Plot, error) {
 	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
-	p.Legend.Top = true
-	p.Legend.Left = true
 	n := 0
 	for k, s := range c.Series {
 		if len(s.Y) == 0 {

@@ -97,9 +97,17 @@ func WriteTable(w io.Writer, rows []Row) error {
 }
 
 func round(d time.Duration) time.Duration {
-	switch {
+	switch { // three significant digits
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond)
 	case d >= 10*time.Millisecond:
 		return d.Round(100 * time.Microsecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d >= 100*time.Microsecond:
+		return d.Round(time.Microsecond)
 	case d >= 10*time.Microsecond:
 		return d.Round(100 * time.Nanosecond)
 	}
