@@ -85,22 +85,20 @@ func runCompare(ctx context.Context, out, progress io.Writer, fl compareFlags) e
 		return err
 	}
 	// The test split is spread over the pool; find the first fl.apps of it.
-	opts := generator.DefaultOptions()
-	opts.Seed = fl.poolSeed
-	all, err := generator.Generate(opts, prof)
+	all, err := generatePool(prof, fl.poolSeed, generator.DefaultOptions().Apps)
 	if err != nil {
 		return err
 	}
-	var idx []int
-	for i, a := range all {
-		if a.Split == generator.SplitTest && len(idx) < fl.apps {
-			idx = append(idx, i+1)
+	var apps []generator.App
+	for _, a := range all {
+		if a.Split == generator.SplitTest && len(apps) < fl.apps {
+			apps = append(apps, a)
 		}
 	}
-	if len(idx) < fl.apps {
-		return fmt.Errorf("--apps %d: the pool has only %d test-split applications", fl.apps, len(idx))
+	if len(apps) < fl.apps {
+		return fmt.Errorf("--apps %d: the pool has only %d test-split applications", fl.apps, len(apps))
 	}
-	apps, simApps, shapes, err := poolApps(prof, fl.poolSeed, fl.traces, fl.step, fl.seed, idx)
+	simApps, shapes, err := simulate(apps, fl.traces, fl.step, fl.seed)
 	if err != nil {
 		return err
 	}

@@ -68,29 +68,23 @@ the agent's checkpoint to --out/<app>-<algo>.`,
 	return cmd
 }
 
-// poolApps generates the pool of seed poolSeed up to its largest index in
-// idx (1-based) and returns those applications with their simulator form.
-func poolApps(prof *calibration.Profile, poolSeed int64, traces string, step time.Duration, seed uint64, idx []int) ([]generator.App, []sim.App, pool.Shapes, error) {
-	n := 0
-	for _, i := range idx {
-		n = max(n, i)
-	}
+// generatePool generates the first n applications of the pool of seed
+// poolSeed.
+func generatePool(prof *calibration.Profile, poolSeed int64, n int) ([]generator.App, error) {
 	opts := generator.DefaultOptions()
-	opts.Apps, opts.Seed = max(n, 1), poolSeed
-	all, err := generator.Generate(opts, prof)
-	if err != nil {
-		return nil, nil, pool.Shapes{}, err
-	}
+	opts.Apps, opts.Seed = n, poolSeed
+	return generator.Generate(opts, prof)
+}
+
+// simulate returns apps in their simulator form, with load shapes from
+// traces (synthetic when absent).
+func simulate(apps []generator.App, traces string, step time.Duration, seed uint64) ([]sim.App, pool.Shapes, error) {
 	shapes, err := pool.LoadShapes(traces, step, seed)
 	if err != nil {
-		return nil, nil, pool.Shapes{}, err
-	}
-	apps := make([]generator.App, len(idx))
-	for k, i := range idx {
-		apps[k] = all[i-1]
+		return nil, pool.Shapes{}, err
 	}
 	simApps, err := pool.SimApps(apps, shapes)
-	return apps, simApps, shapes, err
+	return simApps, shapes, err
 }
 
 func parseApp(name string) (int, error) {
@@ -122,7 +116,12 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	if err != nil {
 		return err
 	}
-	apps, simApps, shapes, err := poolApps(prof, fl.poolSeed, fl.traces, fl.step, fl.seed, []int{idx})
+	all, err := generatePool(prof, fl.poolSeed, idx)
+	if err != nil {
+		return err
+	}
+	apps := all[idx-1:]
+	simApps, shapes, err := simulate(apps, fl.traces, fl.step, fl.seed)
 	if err != nil {
 		return err
 	}
@@ -158,12 +157,7 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	if err != nil {
 		return err
 	}
-	var hv baselines.Factory
-	for _, f := range baselines.Factories() {
-		if f.Name == "hpa+vpa" {
-			hv = f
-		}
-	}
+	hv, _ := baselines.Find("hpa+vpa")
 	base, err := train.BaselineScore(ctx, env, hv, app.Profile.Targets.CPU, fl.step, fl.seed, scored)
 	if err != nil {
 		return err

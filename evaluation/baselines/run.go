@@ -46,6 +46,38 @@ func Factories() []Factory {
 	}
 }
 
+// Find returns the factory named name ("static", "hpa", "vpa" or "hpa+vpa").
+func Find(name string) (Factory, bool) {
+	for _, f := range Factories() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Factory{}, false
+}
+
+// RecommenderBounds is b as the recommenders take it.
+func RecommenderBounds(b gym.Bounds) recommender.Bounds {
+	return recommender.Bounds{MinReplicas: b.MinReplicas, MaxReplicas: b.MaxReplicas, MinCPU: b.MinCPU, MaxCPU: b.MaxCPU, MinMemory: b.MinMemory, MaxMemory: b.MaxMemory}
+}
+
+// Observe is what a recommender sees at time now of an application whose
+// allocation in effect is cur and whose last step measured m.
+func Observe(now time.Duration, cur gym.Allocation, m gym.Metrics) recommender.Observation {
+	return recommender.Observation{
+		Time:          now,
+		Current:       recommender.Allocation{Replicas: cur.Replicas, CPU: cur.CPU, Memory: cur.Memory},
+		ReadyReplicas: m.ReadyReplicas,
+		CPUUsage:      m.CPUUsage,
+		MemoryUsage:   m.MemoryUsage,
+		MemoryPeak:    m.MemoryPeak,
+		OOMKills:      m.OOMKills,
+		ArrivalRate:   m.ArrivalRate,
+		ProcessedRate: m.ProcessedRate,
+		LatencyP99:    m.LatencyP99,
+	}
+}
+
 // Result aggregates one baseline over every application and step.
 type Result struct {
 	Baseline string `json:"baseline"`
@@ -89,8 +121,7 @@ func Run(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config) (Result, e
 	}
 	start := time.Now()
 	n := cl.Len()
-	gb := cl.Bounds()
-	b := recommender.Bounds{MinReplicas: gb.MinReplicas, MaxReplicas: gb.MaxReplicas, MinCPU: gb.MinCPU, MaxCPU: gb.MaxCPU, MinMemory: gb.MinMemory, MaxMemory: gb.MaxMemory}
+	b := RecommenderBounds(cl.Bounds())
 	step := time.Duration(cl.StepSeconds() * float64(time.Second))
 	recs := make([]recommender.Recommender, n)
 	for i := range recs {
@@ -115,20 +146,8 @@ func Run(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config) (Result, e
 		}
 		now := time.Duration(t+1) * step
 		err := cl.ForEach(ctx, func(i int) {
-			m := cl.Metrics(i)
 			a := cl.Allocation(i)
-			next := recs[i].Recommend(recommender.Observation{
-				Time:          now,
-				Current:       recommender.Allocation{Replicas: a.Replicas, CPU: a.CPU, Memory: a.Memory},
-				ReadyReplicas: m.ReadyReplicas,
-				CPUUsage:      m.CPUUsage,
-				MemoryUsage:   m.MemoryUsage,
-				MemoryPeak:    m.MemoryPeak,
-				OOMKills:      m.OOMKills,
-				ArrivalRate:   m.ArrivalRate,
-				ProcessedRate: m.ProcessedRate,
-				LatencyP99:    m.LatencyP99,
-			})
+			next := recs[i].Recommend(Observe(now, gym.Allocation{Replicas: a.Replicas, CPU: a.CPU, Memory: a.Memory}, cl.Metrics(i)))
 			cl.Set(i, sim.Allocation{Replicas: next.Replicas, CPU: next.CPU, Memory: next.Memory})
 		})
 		if err != nil {

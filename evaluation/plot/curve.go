@@ -43,16 +43,23 @@ type Reference struct {
 
 // CheckPath reports whether Save can write path's format.
 func CheckPath(path string) error {
-	switch strings.ToLower(filepath.Ext(path)) {
+	_, err := format(path)
+	return err
+}
+
+// format is the image format of path's extension.
+func format(path string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".png", ".svg", ".pdf":
-		return nil
+		return ext[1:], nil
 	}
-	return fmt.Errorf("plot: %s: unsupported extension %q (want .png, .svg or .pdf)", path, filepath.Ext(path))
+	return "", fmt.Errorf("plot: %s: unsupported extension %q (want .png, .svg or .pdf)", path, filepath.Ext(path))
 }
 
 // Save draws c into path; the extension picks the format.
 func Save(path string, c Curves) error {
-	if err := CheckPath(path); err != nil {
+	ext, err := format(path)
+	if err != nil {
 		return err
 	}
 	p, err := c.plot()
@@ -68,7 +75,7 @@ func Save(path string, c Curves) error {
 	}
 	// The legend gets its own column on the right so it never hides lines.
 	const legendWidth = 3.5 * vg.Centimeter
-	cw, err := draw.NewFormattedCanvas(w+legendWidth, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	cw, err := draw.NewFormattedCanvas(w+legendWidth, h, ext)
 	if err != nil {
 		return fmt.Errorf("plot: %s: %w", path, err)
 	}

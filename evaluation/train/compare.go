@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -125,11 +124,7 @@ func Compare(ctx context.Context, cases []Case, cfg CompareConfig) ([]Result, er
 		cfg.EvalEpisodes = 5
 	}
 	if cfg.Baseline.New == nil {
-		for _, f := range baselines.Factories() {
-			if f.Name == "hpa+vpa" {
-				cfg.Baseline = f
-			}
-		}
+		cfg.Baseline, _ = baselines.Find("hpa+vpa")
 	}
 	for _, algo := range cfg.Algos {
 		if _, _, err := NewAgent(algo, gym.StateDim, cfg.Seed); err != nil {
@@ -224,9 +219,7 @@ func BaselineScore(ctx context.Context, env gym.Env, f baselines.Factory, cpuTar
 	if cpuTarget <= 0 {
 		cpuTarget = 0.8
 	}
-	s := env.ActionSpace()
-	b := boundsOf(s)
-	rec, err := f.New(recommender.Bounds{MinReplicas: b.MinReplicas, MaxReplicas: b.MaxReplicas, MinCPU: b.MinCPU, MaxCPU: b.MaxCPU, MinMemory: b.MinMemory, MaxMemory: b.MaxMemory}, step, cpuTarget)
+	rec, err := f.New(baselines.RecommenderBounds(boundsOf(env.ActionSpace())), step, cpuTarget)
 	if err != nil {
 		return Score{}, fmt.Errorf("baseline %s: %w", f.Name, err)
 	}

@@ -85,12 +85,8 @@ func TestCompareErrors(t *testing.T) {
 // TestBaselineScoreSeeds checks the baseline's scored episodes use the seeds
 // agents are scored with, after as many warm-up episodes.
 func TestBaselineScoreSeeds(t *testing.T) {
-	var f baselines.Factory
-	for _, b := range baselines.Factories() {
-		if b.Name == "static" {
-			f = b
-		}
-	}
+	f, ok := baselines.Find("static")
+	require.True(t, ok)
 	e := env(t, 10)
 	s, err := BaselineScore(context.Background(), e, f, 0, 30*time.Second, 7, 3)
 	require.NoError(t, err)
@@ -124,7 +120,7 @@ func TestReportGolden(t *testing.T) {
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), b.String())
-	assert.Equal(t, []Tally{{Algo: DDPG, Wins: 1, Cases: 2, AgentReward: 104.5, BaselineReward: 100, AgentViolations: 0.5, BaselineVio: 5}}, rep.Tallies())
+	assert.Equal(t, []Tally{{Algo: DDPG, Wins: 1, Cases: 2, AgentReward: 104.5, BaselineReward: 100, AgentViolations: 0.5, BaselineViolations: 5}}, rep.Tallies())
 
 	dir := t.TempDir()
 	require.NoError(t, rep.Save(dir))

@@ -22,10 +22,10 @@ type Report struct {
 
 // Tally counts, for one algorithm, the cases where it wins.
 type Tally struct {
-	Algo                         string
-	Wins, Cases                  int
-	AgentReward, BaselineReward  float64 // means over cases
-	AgentViolations, BaselineVio float64 // means over cases, steps per episode
+	Algo                                string
+	Wins, Cases                         int
+	AgentReward, BaselineReward         float64 // means over cases
+	AgentViolations, BaselineViolations float64 // means over cases, steps per episode
 }
 
 // Tallies summarises r per algorithm, in the order algorithms first appear.
@@ -47,14 +47,14 @@ func (r Report) Tallies() []Tally {
 		t.AgentReward += x.Agent.Reward
 		t.BaselineReward += x.Baseline.Reward
 		t.AgentViolations += x.Agent.SLOViolations
-		t.BaselineVio += x.Baseline.SLOViolations
+		t.BaselineViolations += x.Baseline.SLOViolations
 	}
 	for i := range out {
 		n := float64(out[i].Cases)
 		out[i].AgentReward /= n
 		out[i].BaselineReward /= n
 		out[i].AgentViolations /= n
-		out[i].BaselineVio /= n
+		out[i].BaselineViolations /= n
 	}
 	return out
 }
@@ -78,7 +78,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n| algorithm | wins | mean reward agent / baseline | mean SLO violations agent / baseline |\n|---|---|---|---|\n")
 	for _, t := range r.Tallies() {
-		fmt.Fprintf(&b, "| %s | %d of %d | %.1f / %.1f | %.1f / %.1f |\n", t.Algo, t.Wins, t.Cases, t.AgentReward, t.BaselineReward, t.AgentViolations, t.BaselineVio)
+		fmt.Fprintf(&b, "| %s | %d of %d | %.1f / %.1f | %.1f / %.1f |\n", t.Algo, t.Wins, t.Cases, t.AgentReward, t.BaselineReward, t.AgentViolations, t.BaselineViolations)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/evaluation/baselines"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -190,18 +191,7 @@ type recommenderPolicy struct {
 func (p *recommenderPolicy) choose(target, _ []float64, info gym.Info) bool {
 	p.now += p.step
 	m := info.Metrics
-	a := p.rec.Recommend(recommender.Observation{
-		Time:          p.now,
-		Current:       recommender.Allocation{Replicas: m.Replicas, CPU: m.CPULimit, Memory: m.MemoryLimit},
-		ReadyReplicas: m.ReadyReplicas,
-		CPUUsage:      m.CPUUsage,
-		MemoryUsage:   m.MemoryUsage,
-		MemoryPeak:    m.MemoryPeak,
-		OOMKills:      m.OOMKills,
-		ArrivalRate:   m.ArrivalRate,
-		ProcessedRate: m.ProcessedRate,
-		LatencyP99:    m.LatencyP99,
-	})
+	a := p.rec.Recommend(baselines.Observe(p.now, gym.Allocation{Replicas: m.Replicas, CPU: m.CPULimit, Memory: m.MemoryLimit}, m))
 	gym.Allocation{Replicas: a.Replicas, CPU: a.CPU, Memory: a.Memory}.Vector(target)
 	return true
 }
