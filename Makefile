@@ -30,6 +30,8 @@ run: setup build ## Main job on the embedded default: generate 1000 apps, run th
 test: setup ## Install what is needed, then lint and run unit and integration tests (race detector on).
 	$(MAKE) lint
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
+	# The RL library again without its AVX-512 kernels, as on other processors.
+	$(GO) test -count=1 -tags purego ./controller/rl/...
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each.
@@ -64,6 +66,8 @@ lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags purego ./controller/rl/...
+	GOARCH=arm64 $(GO) vet ./controller/rl/...
 	@test -x $(BIN)/staticcheck || bash ci/setup.sh
 	$(BIN)/staticcheck $(PKGS)
 

@@ -34,8 +34,14 @@ func (a Activation) valid() bool { return a >= Identity && a <= Tanh }
 func (a Activation) apply(z []float64) {
 	switch a {
 	case ReLU:
-		for i, v := range z {
-			z[i] = max(v, 0) // branch-free: signs of z are unpredictable
+		n := 0
+		if useAVX512 {
+			if n = len(z) &^ 7; n > 0 {
+				reluVec(&z[0], n)
+			}
+		}
+		for i := n; i < len(z); i++ {
+			z[i] = max(z[i], 0) // branch-free: signs of z are unpredictable
 		}
 	case Tanh:
 		for i, v := range z {
@@ -52,7 +58,14 @@ func (a Activation) backward(dz, dy, y []float64) {
 		// dy's bits avoids an unpredictable branch.
 		dy = dy[:len(y)]
 		dz = dz[:len(y)]
-		for i, v := range y {
+		n := 0
+		if useAVX512 {
+			if n = len(y) &^ 7; n > 0 {
+				reluBackVec(&dz[0], &dy[0], &y[0], n)
+			}
+		}
+		for i := n; i < len(y); i++ {
+			v := y[i]
 			b := math.Float64bits(v)
 			mask := -((b | -b) >> 63)
 			dz[i] = math.Float64frombits(math.Float64bits(dy[i]) & mask)

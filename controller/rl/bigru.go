@@ -3,6 +3,7 @@ package rl
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 )
 
 // BiGRUConfig describes a stacked bidirectional GRU.
@@ -29,6 +30,17 @@ type BiGRU struct {
 	din          [][]float64 // din[l]: gradient w.r.t. layer l's input, l ≥ 1
 	dyf, dyb     []float64   // B×T×H: output gradient split by direction
 	batch, steps int
+
+	// The two directions of a layer are independent, so the time-reversed
+	// GRU runs on a helper goroutine while the caller runs the forward one.
+	wg      sync.WaitGroup
+	helper  func()    // m.runReverse, made once so that starting it does not allocate
+	rev     int       // layer the helper works on
+	revBack bool      // whether the helper runs a backward pass
+	revIn   []float64 // forward: the layer's input
+	revOut  []float64 // forward: the reverse GRU's states
+	revDy   []float64 // backward: the reverse GRU's output gradient
+	revDx   []float64 // backward: its input gradient, added to the forward GRU's
 }
 
 // NewBiGRU builds a BiGRU from cfg with PyTorch's initialisation
@@ -61,6 +73,7 @@ func NewBiGRU(cfg BiGRUConfig, rnd *rand.Rand) (*BiGRU, error) {
 	}
 	m.out = make([][]float64, cfg.Layers)
 	m.din = make([][]float64, cfg.Layers)
+	m.helper = m.runReverse
 	return m, nil
 }
 
@@ -99,8 +112,12 @@ func (m *BiGRU) Forward(dst, x []float64, batch, steps int) {
 	H, bt := m.cfg.Hidden, batch*steps
 	h := m.xbuf
 	for l := range m.fwd {
+		m.rev, m.revBack, m.revIn = l, false, h
+		m.wg.Add(1)
+		go m.helper()
 		hf := m.fwd[l].forward(h, nil, batch, steps)
-		hb := m.bwd[l].forward(h, nil, batch, steps)
+		m.wg.Wait()
+		hb := m.revOut
 		m.out[l] = growBuf(m.out[l], bt*2*H)
 		o := m.out[l]
 		for r := 0; r < bt; r++ {
@@ -138,8 +155,31 @@ func (m *BiGRU) Backward(dx, dy []float64, batch, steps int) {
 			m.din[l] = growBuf(m.din[l], bt*layerIn(m.cfg, l))
 			d = m.din[l]
 		}
+		var drev []float64
+		if d != nil {
+			m.revDx = growBuf(m.revDx, len(d))
+			drev = m.revDx
+		}
+		m.rev, m.revBack, m.revDy, m.revDx = l, true, m.dyb, drev
+		m.wg.Add(1)
+		go m.helper()
 		m.fwd[l].backward(d, nil, m.dyf, false)
-		m.bwd[l].backward(d, nil, m.dyb, true)
+		m.wg.Wait()
+		for i, v := range drev {
+			d[i] += v
+		}
 		g = d
 	}
+}
+
+// runReverse runs the time-reversed GRU of layer m.rev, forward or backward as
+// m.revBack says; Forward and Backward start it on a helper goroutine.
+func (m *BiGRU) runReverse() {
+	defer m.wg.Done()
+	g := m.bwd[m.rev]
+	if m.revBack {
+		g.backward(m.revDx, nil, m.revDy, false)
+		return
+	}
+	m.revOut = g.forward(m.revIn, nil, m.batch, m.steps)
 }

@@ -4,12 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 )
-
-var impl = blas64.Implementation()
 
 // Dense is a fully connected layer y = act(x·W + b) on a batch of row
 // vectors. W is stored row-major as In×Out and b has Out entries; both are
@@ -26,6 +21,7 @@ type Dense struct {
 	xbuf  []float64 // copy of the input when called through Dense.Forward
 	y     []float64 // output workspace (batch×out)
 	dz    []float64 // pre-activation gradient workspace (batch×out)
+	work  gemmWork  // packing buffers of the matrix products
 }
 
 // NewDense returns a layer with its own Params, weights drawn by the default
@@ -130,7 +126,7 @@ func (d *Dense) forward(x []float64, batch int) []float64 {
 	for r := 0; r < batch; r++ {
 		copy(y[r*d.out:(r+1)*d.out], d.b)
 	}
-	impl.Dgemm(blas.NoTrans, blas.NoTrans, batch, d.out, d.in, 1, x, d.in, d.w, d.out, 1, y, d.out)
+	gemm(&d.work, false, false, batch, d.out, d.in, x, d.in, d.w, d.out, 1, y, d.out)
 	d.act.apply(y)
 	return y
 }
@@ -147,7 +143,7 @@ func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
 		if d.out <= kernelMaxOut {
 			gemmNT(batch, d.in, d.out, dz, d.w, dx)
 		} else {
-			impl.Dgemm(blas.NoTrans, blas.Trans, batch, d.in, d.out, 1, dz, d.out, d.w, d.out, 0, dx, d.in)
+			gemm(&d.work, false, true, batch, d.in, d.out, dz, d.out, d.w, d.out, 0, dx, d.in)
 		}
 		return
 	}
@@ -164,9 +160,9 @@ func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
 		}
 		return
 	}
-	impl.Dgemm(blas.Trans, blas.NoTrans, d.in, d.out, batch, 1, d.x, d.in, dz, d.out, 1, d.gw, d.out)
+	gemm(&d.work, true, false, d.in, d.out, batch, d.x, d.in, dz, d.out, 1, d.gw, d.out)
 	if dx != nil {
-		impl.Dgemm(blas.NoTrans, blas.Trans, batch, d.in, d.out, 1, dz, d.out, d.w, d.out, 0, dx, d.in)
+		gemm(&d.work, false, true, batch, d.in, d.out, dz, d.out, d.w, d.out, 0, dx, d.in)
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/blas"
 )
 
 // GRU is a gated recurrent unit layer run over the time axis of a batch of
@@ -34,12 +32,15 @@ type GRU struct {
 	x            []float64 // input of the last forward pass (B×T×in)
 	xbuf         []float64 // copy of the input when called through GRU.Forward
 	h0           []float64 // initial state (B×H)
-	act          []float64 // B×T×3H: input projections, then r, z, n
-	gh           []float64 // B×T×3H: recurrent projections h·Wh + bh
+	act          []float64 // B×T×3H: input projections x·Wx, then r, z, n
+	gh           []float64 // B×T×3H: recurrent projections h·Wh, bhn added to the n block
 	hp           []float64 // B×T×H: hidden state before each step
 	hs           []float64 // B×T×H: hidden state after each step
 	dgx, dgh     []float64 // B×T×3H: gradients of the gate pre-activations
 	dh           []float64 // B×H: gradient flowing to the previous state
+	work         gemmWork  // packing buffers of the matrix products
+	whp          packedB   // Wh (forward) or Whᵀ (backward), packed once per pass
+	brz          []float64 // 2H: bx + bh of the r and z gates
 }
 
 // NewGRU returns a GRU with its own Params and every weight and bias drawn
@@ -134,6 +135,34 @@ func (g *GRU) stepAt(s, steps int) int {
 
 func sigmoid(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 
+// sigmoids sets x[i] = σ(x[i]), eight at a time with AVX-512.
+func sigmoids(x []float64) {
+	n := 0
+	if useAVX512 {
+		if n = len(x) &^ 7; n > 0 {
+			sigmoidVec(&x[0], n)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		x[i] = sigmoid(x[i])
+	}
+}
+
+// tanhs sets x[i] = tanh(x[i]) as 1 − 2/(1 + e^{2x}), eight at a time with
+// AVX-512: one exponential, with an absolute error of a few ulps of 1 (the
+// gates use tanh's value, never its relative accuracy near zero).
+func tanhs(x []float64) {
+	n := 0
+	if useAVX512 {
+		if n = len(x) &^ 7; n > 0 {
+			tanhVec(&x[0], n)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		x[i] = 1 - 2/(1+math.Exp(2*x[i]))
+	}
+}
+
 // forward runs the layer on x (B×T×in), keeping a reference to x, starting
 // from h0 (B×H, nil for zeros), and returns the internal B×T×H state buffer.
 func (g *GRU) forward(x, h0 []float64, batch, steps int) []float64 {
@@ -145,35 +174,43 @@ func (g *GRU) forward(x, h0 []float64, batch, steps int) []float64 {
 	} else {
 		copy(g.h0, h0)
 	}
-	for r := 0; r < bt; r++ {
-		copy(g.act[r*G:(r+1)*G], g.bx)
+	gemm(&g.work, false, false, bt, G, g.in, x, g.in, g.wx, G, 0, g.act, G)
+	g.whp.pack(false, H, G, g.wh, G)
+	bxn, bhn := g.bx[2*H:], g.bh[2*H:]
+	g.brz = growBuf(g.brz, 2*H)
+	brz := g.brz // bxr + bhr, bxz + bhz
+	for j := range brz {
+		brz[j] = g.bx[j] + g.bh[j]
 	}
-	impl.Dgemm(blas.NoTrans, blas.NoTrans, bt, G, g.in, 1, x, g.in, g.wx, G, 1, g.act, G)
 	for s := 0; s < steps; s++ {
 		t := g.stepAt(s, steps)
 		prev, ldp := g.h0, H
 		if s > 0 {
 			prev, ldp = g.hs[g.stepAt(s-1, steps)*H:], steps*H
 		}
-		ght := g.gh[t*G:]
-		for b := 0; b < batch; b++ {
-			copy(ght[b*steps*G:b*steps*G+G], g.bh)
-		}
-		impl.Dgemm(blas.NoTrans, blas.NoTrans, batch, G, H, 1, prev, ldp, g.wh, G, 1, ght, steps*G)
+		gemmB(&g.work, false, batch, prev, ldp, &g.whp, 0, g.gh[t*G:], steps*G)
 		for b := 0; b < batch; b++ {
 			o := b*steps + t
 			a := g.act[o*G : o*G+G]
 			ar, az, an := a[:H], a[H:2*H], a[2*H:]
 			c := g.gh[o*G : o*G+G]
-			cr, cz, cn := c[:H], c[H:2*H], c[2*H:]
+			cn := c[2*H:]
 			hp := g.hp[o*H : o*H+H]
 			copy(hp, prev[b*ldp:b*ldp+H])
 			h := g.hs[o*H : o*H+H]
+			rz, crz := a[:2*H], c[:2*H:2*H]
+			for j, b := range brz { // r and z pre-activations
+				rz[j] += b + crz[j]
+			}
+			sigmoids(a[:2*H])
+			for j, r := range ar {
+				hn := cn[j] + bhn[j]
+				cn[j] = hn
+				an[j] += bxn[j] + r*hn
+			}
+			tanhs(an)
 			for j, hv := range hp {
-				r := sigmoid(ar[j] + cr[j])
-				z := sigmoid(az[j] + cz[j])
-				n := math.Tanh(an[j] + r*cn[j])
-				ar[j], az[j], an[j] = r, z, n
+				z, n := az[j], an[j]
 				h[j] = (1-z)*n + z*hv
 			}
 		}
@@ -189,6 +226,7 @@ func (g *GRU) backward(dx, dh0, dy []float64, accumulate bool) {
 	batch, steps, H, G := g.batch, g.steps, g.hidden, 3*g.hidden
 	bt := batch * steps
 	clear(g.dh)
+	g.whp.pack(true, G, H, g.wh, G)
 	for s := steps - 1; s >= 0; s-- {
 		t := g.stepAt(s, steps)
 		for b := 0; b < batch; b++ {
@@ -214,13 +252,13 @@ func (g *GRU) backward(dx, dh0, dy []float64, accumulate bool) {
 				dn[j] = dh * z
 			}
 		}
-		impl.Dgemm(blas.NoTrans, blas.Trans, batch, H, G, 1, g.dgh[t*G:], steps*G, g.wh, G, 1, g.dh, H)
+		gemmB(&g.work, false, batch, g.dgh[t*G:], steps*G, &g.whp, 1, g.dh, H)
 	}
 	if dh0 != nil {
 		copy(dh0, g.dh)
 	}
-	impl.Dgemm(blas.Trans, blas.NoTrans, g.in, G, bt, 1, g.x, g.in, g.dgx, G, 1, g.gwx, G)
-	impl.Dgemm(blas.Trans, blas.NoTrans, H, G, bt, 1, g.hp, H, g.dgh, G, 1, g.gwh, G)
+	gemm(&g.work, true, false, g.in, G, bt, g.x, g.in, g.dgx, G, 1, g.gwx, G)
+	gemm(&g.work, true, false, H, G, bt, g.hp, H, g.dgh, G, 1, g.gwh, G)
 	for r := 0; r < bt; r++ {
 		for j, v := range g.dgx[r*G : (r+1)*G] {
 			g.gbx[j] += v
@@ -234,7 +272,7 @@ func (g *GRU) backward(dx, dh0, dy []float64, accumulate bool) {
 		if accumulate {
 			beta = 1
 		}
-		impl.Dgemm(blas.NoTrans, blas.Trans, bt, g.in, G, 1, g.dgx, G, g.wx, G, beta, dx, g.in)
+		gemm(&g.work, false, true, bt, g.in, G, g.dgx, G, g.wx, G, beta, dx, g.in)
 	}
 }
 

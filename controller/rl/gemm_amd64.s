@@ -1,0 +1,303 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The packed-gemm micro-kernel (see gemm.go) and the CPU feature queries that
+// decide whether it may run.
+
+// func kernel4x24(k int, a *float64, rs, ps int, b, c *float64, ldc int, add bool)
+TEXT ·kernel4x24(SB), NOSPLIT, $0-57
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R9
+	SHLQ $3, R9
+	MOVQ ps+24(FP), R11
+	SHLQ $3, R11
+	LEAQ (SI)(R9*2), R10
+	MOVQ b+32(FP), DX
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R8
+	SHLQ $3, R8
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	VPXORQ Z8, Z8, Z8
+	VPXORQ Z9, Z9, Z9
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	VPXORQ Z12, Z12, Z12
+	VPXORQ Z13, Z13, Z13
+	VPXORQ Z14, Z14, Z14
+	VPXORQ Z15, Z15, Z15
+	TESTQ CX, CX
+	JEQ   store
+
+loop:
+	VMOVUPD      (DX), Z0
+	VMOVUPD      64(DX), Z1
+	VMOVUPD      128(DX), Z2
+	VBROADCASTSD (SI), Z3
+	VFMADD231PD  Z0, Z3, Z4
+	VFMADD231PD  Z1, Z3, Z5
+	VFMADD231PD  Z2, Z3, Z6
+	VBROADCASTSD (SI)(R9*1), Z16
+	VFMADD231PD  Z0, Z16, Z7
+	VFMADD231PD  Z1, Z16, Z8
+	VFMADD231PD  Z2, Z16, Z9
+	VBROADCASTSD (R10), Z17
+	VFMADD231PD  Z0, Z17, Z10
+	VFMADD231PD  Z1, Z17, Z11
+	VFMADD231PD  Z2, Z17, Z12
+	VBROADCASTSD (R10)(R9*1), Z18
+	VFMADD231PD  Z0, Z18, Z13
+	VFMADD231PD  Z1, Z18, Z14
+	VFMADD231PD  Z2, Z18, Z15
+	ADDQ         R11, SI
+	ADDQ         R11, R10
+	ADDQ         $192, DX
+	DECQ         CX
+	JNE          loop
+
+store:
+	CMPB add+56(FP), $0
+	JEQ  set
+	VADDPD  (DI), Z4, Z4
+	VADDPD  64(DI), Z5, Z5
+	VADDPD  128(DI), Z6, Z6
+	VMOVUPD Z4, (DI)
+	VMOVUPD Z5, 64(DI)
+	VMOVUPD Z6, 128(DI)
+	ADDQ    R8, DI
+	VADDPD  (DI), Z7, Z7
+	VADDPD  64(DI), Z8, Z8
+	VADDPD  128(DI), Z9, Z9
+	VMOVUPD Z7, (DI)
+	VMOVUPD Z8, 64(DI)
+	VMOVUPD Z9, 128(DI)
+	ADDQ    R8, DI
+	VADDPD  (DI), Z10, Z10
+	VADDPD  64(DI), Z11, Z11
+	VADDPD  128(DI), Z12, Z12
+	VMOVUPD Z10, (DI)
+	VMOVUPD Z11, 64(DI)
+	VMOVUPD Z12, 128(DI)
+	ADDQ    R8, DI
+	VADDPD  (DI), Z13, Z13
+	VADDPD  64(DI), Z14, Z14
+	VADDPD  128(DI), Z15, Z15
+	VMOVUPD Z13, (DI)
+	VMOVUPD Z14, 64(DI)
+	VMOVUPD Z15, 128(DI)
+	VZEROUPPER
+	RET
+
+set:
+	VMOVUPD Z4, (DI)
+	VMOVUPD Z5, 64(DI)
+	VMOVUPD Z6, 128(DI)
+	ADDQ    R8, DI
+	VMOVUPD Z7, (DI)
+	VMOVUPD Z8, 64(DI)
+	VMOVUPD Z9, 128(DI)
+	ADDQ    R8, DI
+	VMOVUPD Z10, (DI)
+	VMOVUPD Z11, 64(DI)
+	VMOVUPD Z12, 128(DI)
+	ADDQ    R8, DI
+	VMOVUPD Z13, (DI)
+	VMOVUPD Z14, 64(DI)
+	VMOVUPD Z15, 128(DI)
+	VZEROUPPER
+	RET
+
+// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eaxArg+0(FP), AX
+	MOVL ecxArg+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv() (eax, edx uint32)
+TEXT ·xgetbv(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// Vectorised logistic and hyperbolic tangent for the GRU gates. Both use
+// exp(x) = 2^k·e^r with k = round(x/ln 2) (the 1.5·2^52 shifter trick) and
+// |r| ≤ ln2/2, e^r by its Taylor polynomial of degree 13 (truncation error
+// below 1e-17) and 2^k built in the exponent bits. x is clamped to (NaN passes through)
+// [−708, 709], where σ and tanh are already at ±1 or 0 to double precision.
+
+#define LOG2E 1.4426950408889634073599246810018920
+#define LN2U 0.69314718055966295651160180568695068359375
+#define LN2L 0.28235290563031577122588448175013436025525412068e-12
+#define SHIFTER 6755399441055744.0
+
+DATA gateexp<>+0(SB)/8, $LOG2E
+DATA gateexp<>+8(SB)/8, $SHIFTER
+DATA gateexp<>+16(SB)/8, $LN2U
+DATA gateexp<>+24(SB)/8, $LN2L
+DATA gateexp<>+32(SB)/8, $-708.0
+DATA gateexp<>+40(SB)/8, $709.0
+DATA gateexp<>+48(SB)/8, $1.0
+DATA gateexp<>+56(SB)/8, $2.0
+DATA gateexp<>+64(SB)/8, $1023
+DATA gateexp<>+72(SB)/8, $1.6059043836821614599e-10  // 1/13!
+DATA gateexp<>+80(SB)/8, $2.0876756987868098979e-9   // 1/12!
+DATA gateexp<>+88(SB)/8, $2.5052108385441718775e-8   // 1/11!
+DATA gateexp<>+96(SB)/8, $2.7557319223985890653e-7   // 1/10!
+DATA gateexp<>+104(SB)/8, $2.7557319223985890653e-6  // 1/9!
+DATA gateexp<>+112(SB)/8, $2.4801587301587301587e-5  // 1/8!
+DATA gateexp<>+120(SB)/8, $1.9841269841269841270e-4  // 1/7!
+DATA gateexp<>+128(SB)/8, $1.3888888888888888889e-3  // 1/6!
+DATA gateexp<>+136(SB)/8, $8.3333333333333333333e-3  // 1/5!
+DATA gateexp<>+144(SB)/8, $4.1666666666666666667e-2  // 1/4!
+DATA gateexp<>+152(SB)/8, $1.6666666666666666667e-1  // 1/3!
+DATA gateexp<>+160(SB)/8, $0.5                       // 1/2!
+GLOBL gateexp<>(SB), RODATA|NOPTR, $168
+
+// LOADCONST fills Z16…Z24 with the constants above.
+#define LOADCONST \
+	VBROADCASTSD gateexp<>+0(SB), Z16  \
+	VBROADCASTSD gateexp<>+8(SB), Z17  \
+	VBROADCASTSD gateexp<>+16(SB), Z18 \
+	VBROADCASTSD gateexp<>+24(SB), Z19 \
+	VBROADCASTSD gateexp<>+32(SB), Z20 \
+	VBROADCASTSD gateexp<>+40(SB), Z21 \
+	VBROADCASTSD gateexp<>+48(SB), Z22 \
+	VBROADCASTSD gateexp<>+56(SB), Z23 \
+	VPBROADCASTQ gateexp<>+64(SB), Z24
+
+// EXPZ0 replaces Z0 by exp(Z0), using Z1…Z3.
+#define EXPZ0 \
+	VMAXPD       Z0, Z20, Z0                    \
+	VMINPD       Z0, Z21, Z0                    \
+	VMOVAPD      Z17, Z1                        \
+	VFMADD231PD  Z16, Z0, Z1                    \
+	VSUBPD       Z17, Z1, Z2                    \
+	VFNMADD231PD Z18, Z2, Z0                    \
+	VFNMADD231PD Z19, Z2, Z0                    \
+	VBROADCASTSD gateexp<>+72(SB), Z3           \
+	VFMADD213PD.BCST gateexp<>+80(SB), Z0, Z3  \
+	VFMADD213PD.BCST gateexp<>+88(SB), Z0, Z3  \
+	VFMADD213PD.BCST gateexp<>+96(SB), Z0, Z3  \
+	VFMADD213PD.BCST gateexp<>+104(SB), Z0, Z3 \
+	VFMADD213PD.BCST gateexp<>+112(SB), Z0, Z3 \
+	VFMADD213PD.BCST gateexp<>+120(SB), Z0, Z3 \
+	VFMADD213PD.BCST gateexp<>+128(SB), Z0, Z3 \
+	VFMADD213PD.BCST gateexp<>+136(SB), Z0, Z3 \
+	VFMADD213PD.BCST gateexp<>+144(SB), Z0, Z3 \
+	VFMADD213PD.BCST gateexp<>+152(SB), Z0, Z3 \
+	VFMADD213PD.BCST gateexp<>+160(SB), Z0, Z3 \
+	VFMADD213PD      Z22, Z0, Z3                \
+	VFMADD213PD      Z22, Z0, Z3                \
+	VPADDQ       Z24, Z1, Z1                    \
+	VPSLLQ       $52, Z1, Z1                    \
+	VMULPD       Z1, Z3, Z0
+
+// func sigmoidVec(x *float64, n int)
+// x[i] = 1/(1+exp(−x[i])) for i < n; n is a multiple of 8.
+TEXT ·sigmoidVec(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	JEQ  sdone
+	LOADCONST
+	VPXORQ Z9, Z9, Z9
+
+sloop:
+	VMOVUPD (SI), Z0
+	VSUBPD  Z0, Z9, Z0
+	EXPZ0
+	VADDPD  Z22, Z0, Z0
+	VDIVPD  Z0, Z22, Z0
+	VMOVUPD Z0, (SI)
+	ADDQ    $64, SI
+	DECQ    CX
+	JNE     sloop
+
+sdone:
+	VZEROUPPER
+	RET
+
+// func tanhVec(x *float64, n int)
+// x[i] = 1 − 2/(1+exp(2·x[i])) for i < n; n is a multiple of 8.
+TEXT ·tanhVec(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	JEQ  tdone
+	LOADCONST
+
+tloop:
+	VMOVUPD (SI), Z0
+	VADDPD  Z0, Z0, Z0
+	EXPZ0
+	VADDPD  Z22, Z0, Z0
+	VDIVPD  Z0, Z23, Z0
+	VSUBPD  Z0, Z22, Z0
+	VMOVUPD Z0, (SI)
+	ADDQ    $64, SI
+	DECQ    CX
+	JNE     tloop
+
+tdone:
+	VZEROUPPER
+	RET
+
+// func reluVec(x *float64, n int)
+// x[i] = max(x[i], 0) for i < n, n a multiple of 8, with Go's max semantics:
+// NaN stays NaN and −0 becomes +0 (x is kept where !(x ≤ 0)).
+TEXT ·reluVec(SB), NOSPLIT, $0-16
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	SHRQ   $3, CX
+	JEQ    rdone
+	VPXORQ Z1, Z1, Z1
+
+rloop:
+	VMOVUPD   (SI), Z0
+	VCMPPD    $6, Z1, Z0, K1 // NLE_US: x > 0 or unordered
+	VMOVUPD.Z Z0, K1, Z0
+	VMOVUPD   Z0, (SI)
+	ADDQ      $64, SI
+	DECQ      CX
+	JNE       rloop
+
+rdone:
+	VZEROUPPER
+	RET
+
+// func reluBackVec(dz, dy, y *float64, n int)
+// dz[i] = dy[i] where y[i] ≠ 0 (or NaN), else 0, for i < n, n a multiple of 8.
+TEXT ·reluBackVec(SB), NOSPLIT, $0-32
+	MOVQ   dz+0(FP), DI
+	MOVQ   dy+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	SHRQ   $3, CX
+	JEQ    bdone
+	VPXORQ Z1, Z1, Z1
+
+bloop:
+	VMOVUPD   (DX), Z0
+	VCMPPD    $4, Z1, Z0, K1 // NEQ_UQ: y ≠ 0 or unordered
+	VMOVUPD.Z (SI), K1, Z2
+	VMOVUPD   Z2, (DI)
+	ADDQ      $64, DI
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	DECQ      CX
+	JNE       bloop
+
+bdone:
+	VZEROUPPER
+	RET
