@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aware-autoscaler/aware/controller/rl"
 	"github.com/aware-autoscaler/aware/evaluation/speed"
 )
 
@@ -22,7 +23,7 @@ prints each time with its target and its speed-up over FIRM's published 73 ms an
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			fmt.Fprintln(cmd.ErrOrStderr(), "timing the RL library (about a minute)…")
+			fmt.Fprintf(cmd.ErrOrStderr(), "timing the RL library, %s kernels (about a minute)…\n", rl.Kernels())
 			rows, err := speed.Measure(speed.Cases())
 			if err != nil {
 				return err

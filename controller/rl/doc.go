@@ -8,7 +8,10 @@
 // parameters and gradients in one contiguous []float64 (Params), so optimisers,
 // target-network updates, copies and checkpoints are single loops. Batches are
 // row-major []float64 with one sample per row; workspaces are preallocated per
-// batch size so steady-state forward and backward passes do not allocate. The
+// batch size so steady-state forward and backward passes do not allocate.
+// Larger matrix products and the gate non-linearities run on AVX-512
+// kernels in Go assembly where the processor has them (gemm.go), and on
+// gonum's Dgemm and scalar loops elsewhere or under the purego build tag. The
 // package does no I/O besides checkpoint files and no logging; all randomness comes from an
 // injected *rand.Rand so results are reproducible bit for bit. It is the base on
 // which the agents (package agent and below) and the meta learner are built.

@@ -38,6 +38,15 @@ var impl = blas64.Implementation()
 // CPU's features (and by tests, to exercise both paths).
 var useAVX512 = avx512Supported()
 
+// Kernels names the arithmetic in use: "avx512" when the packed kernel and
+// the vector gates run, "gonum" when gonum's Dgemm and scalar loops do.
+func Kernels() string {
+	if useAVX512 {
+		return "avx512"
+	}
+	return "gonum"
+}
+
 // gemmWork holds a caller's packing buffers, so that steady-state products do
 // not allocate. A gemmWork must not be shared by concurrent calls.
 type gemmWork struct {

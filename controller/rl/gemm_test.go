@@ -109,40 +109,35 @@ func TestGemmRejectsShortBuffers(t *testing.T) {
 	})
 }
 
-// BenchmarkGemmPacked compares the packed kernel with gonum's Dgemm on the
-// products of the FIRM networks and the BiGRU.
+// BenchmarkGemmPacked compares the packed kernel, with B packed per call and
+// packed once beforehand (as the GRU does with its recurrent weights), and
+// gonum's Dgemm on the products of the FIRM networks and the BiGRU.
 func BenchmarkGemmPacked(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(5, 6))
 	for _, s := range [][3]int{{64, 40, 40}, {20, 768, 256}, {2000, 768, 512}} {
 		m, n, k := s[0], s[1], s[2]
 		a, bb, c := randSlice(rnd, m*k), randSlice(rnd, k*n), make([]float64, m*n)
-		for _, kernel := range []bool{true, false} {
-			if kernel && !avx512Supported() {
+		flops := func(b *testing.B) {
+			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		for _, path := range []string{"kernel", "kernel-prepacked", "gonum"} {
+			if path != "gonum" && !avx512Supported() {
 				continue
 			}
-			name := "gonum"
-			if kernel {
-				name = "packed"
-			}
-			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, path), func(b *testing.B) {
 				defer func(u bool) { useAVX512 = u }(useAVX512)
-				useAVX512 = kernel
-				var w gemmWork
-				for b.Loop() {
-					gemm(&w, false, false, m, n, k, a, k, bb, n, 0, c, n)
-				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-			b.Run(fmt.Sprintf("%dx%dx%d/%s-prepacked", m, n, k, name), func(b *testing.B) {
-				defer func(u bool) { useAVX512 = u }(useAVX512)
-				useAVX512 = kernel
+				useAVX512 = path != "gonum"
 				var w gemmWork
 				var p packedB
 				p.pack(false, k, n, bb, n)
 				for b.Loop() {
-					gemmB(&w, false, m, a, k, &p, 0, c, n)
+					if path == "kernel-prepacked" {
+						gemmB(&w, false, m, a, k, &p, 0, c, n)
+					} else {
+						gemm(&w, false, false, m, n, k, a, k, bb, n, 0, c, n)
+					}
 				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				flops(b)
 			})
 		}
 	}
@@ -240,4 +235,12 @@ func TestReLUVector(t *testing.T) {
 		require.Equal(t, math.Float64bits(ys[i]), math.Float64bits(yv[i]), "relu(%v)", x[i])
 		require.Equal(t, math.Float64bits(dzs[i]), math.Float64bits(dzv[i]), "relu'(%v)", x[i])
 	}
+}
+
+func TestKernelsNamesThePath(t *testing.T) {
+	defer func(u bool) { useAVX512 = u }(useAVX512)
+	useAVX512 = false
+	require.Equal(t, "gonum", Kernels())
+	useAVX512 = true
+	require.Equal(t, "avx512", Kernels())
 }

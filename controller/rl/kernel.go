@@ -9,7 +9,8 @@ package rl
 // gonum's Dgemm streams rows through SIMD axpy/dot calls whose per-call cost
 // dominates when a row has only a few outputs (40→3 at batch 64: 16 µs against
 // 4 µs here); from about 8 outputs on, its SSE2 loops beat scalar Go (40→40 at
-// batch 64: 29 µs against 46 µs), so wider layers keep gonum.
+// batch 64: 29 µs against 46 µs), so wider layers go to gemm (gemm.go: the
+// AVX-512 kernel, 6 µs, or gonum where that is unavailable).
 const kernelMaxOut = 4
 
 // gemmNN computes c = b0 + a·b for a (m×k), b (k×n) and c (m×n), where b0 is
