@@ -30,7 +30,7 @@ run: setup build ## Main job on the embedded default: generate 1000 apps, run th
 test: setup ## Install what is needed, then lint and run unit and integration tests (race detector on).
 	$(MAKE) lint
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
-	# The RL library again without its AVX-512 kernels, as on other processors.
+# The RL library again without its AVX-512 kernels, as on other processors.
 	$(GO) test -count=1 -tags purego ./controller/rl/...
 
 .PHONY: fuzz
