@@ -54,8 +54,9 @@ func (a Activation) apply(z []float64) {
 func (a Activation) backward(dz, dy, y []float64) {
 	switch a {
 	case ReLU:
-		// y ≥ 0 here, so y > 0 exactly when its bits are non-zero; masking
-		// dy's bits avoids an unpredictable branch.
+		// y ≥ 0 here (or NaN), so y > 0 exactly when its bits without the
+		// sign are non-zero; masking dy's bits avoids an unpredictable
+		// branch. The vector path uses the same rule (y ≠ 0 or NaN).
 		dy = dy[:len(y)]
 		dz = dz[:len(y)]
 		n := 0
@@ -65,8 +66,7 @@ func (a Activation) backward(dz, dy, y []float64) {
 			}
 		}
 		for i := n; i < len(y); i++ {
-			v := y[i]
-			b := math.Float64bits(v)
+			b := math.Float64bits(y[i]) &^ (1 << 63)
 			mask := -((b | -b) >> 63)
 			dz[i] = math.Float64frombits(math.Float64bits(dy[i]) & mask)
 		}

@@ -40,7 +40,9 @@ type BiGRU struct {
 	revIn   []float64 // forward: the layer's input
 	revOut  []float64 // forward: the reverse GRU's states
 	revDy   []float64 // backward: the reverse GRU's output gradient
-	revDx   []float64 // backward: its input gradient, added to the forward GRU's
+	revDx   []float64 // backward: its input gradient (nil or revBuf), added to the forward GRU's
+	revBuf  []float64 // storage behind revDx, kept while revDx is nil
+	revErr  any       // a panic raised on the helper, re-raised on the caller
 }
 
 // NewBiGRU builds a BiGRU from cfg with PyTorch's initialisation
@@ -113,10 +115,8 @@ func (m *BiGRU) Forward(dst, x []float64, batch, steps int) {
 	h := m.xbuf
 	for l := range m.fwd {
 		m.rev, m.revBack, m.revIn = l, false, h
-		m.wg.Add(1)
-		go m.helper()
-		hf := m.fwd[l].forward(h, nil, batch, steps)
-		m.wg.Wait()
+		var hf []float64
+		m.withReverse(func() { hf = m.fwd[l].forward(h, nil, batch, steps) })
 		hb := m.revOut
 		m.out[l] = growBuf(m.out[l], bt*2*H)
 		o := m.out[l]
@@ -157,14 +157,11 @@ func (m *BiGRU) Backward(dx, dy []float64, batch, steps int) {
 		}
 		var drev []float64
 		if d != nil {
-			m.revDx = growBuf(m.revDx, len(d))
-			drev = m.revDx
+			m.revBuf = growBuf(m.revBuf, len(d))
+			drev = m.revBuf
 		}
 		m.rev, m.revBack, m.revDy, m.revDx = l, true, m.dyb, drev
-		m.wg.Add(1)
-		go m.helper()
-		m.fwd[l].backward(d, nil, m.dyf, false)
-		m.wg.Wait()
+		m.withReverse(func() { m.fwd[l].backward(d, nil, m.dyf) })
 		for i, v := range drev {
 			d[i] += v
 		}
@@ -172,13 +169,31 @@ func (m *BiGRU) Backward(dx, dy []float64, batch, steps int) {
 	}
 }
 
+// withReverse runs the time-reversed GRU's part (runReverse) on a helper
+// goroutine while f runs on the caller's, and returns when both are done. A
+// panic on either side reaches the caller, after the helper has finished.
+func (m *BiGRU) withReverse(f func()) {
+	m.revErr = nil
+	m.wg.Add(1)
+	go m.helper()
+	func() {
+		defer m.wg.Wait()
+		f()
+	}()
+	if err := m.revErr; err != nil {
+		m.revErr = nil
+		panic(err)
+	}
+}
+
 // runReverse runs the time-reversed GRU of layer m.rev, forward or backward as
-// m.revBack says; Forward and Backward start it on a helper goroutine.
+// m.revBack says, on the helper goroutine started by withReverse.
 func (m *BiGRU) runReverse() {
 	defer m.wg.Done()
+	defer func() { m.revErr = recover() }()
 	g := m.bwd[m.rev]
 	if m.revBack {
-		g.backward(m.revDx, nil, m.revDy, false)
+		g.backward(m.revDx, nil, m.revDy)
 		return
 	}
 	m.revOut = g.forward(m.revIn, nil, m.batch, m.steps)

@@ -1,6 +1,8 @@
 package rl
 
 import (
+	"unsafe"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -67,12 +69,8 @@ func gemm(w *gemmWork, ta, tb bool, m, n, k int, a []float64, lda int, b []float
 		return
 	}
 	checkGemm(ta, tb, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	if k == 0 {
-		scaleRows(m, n, beta, c, ldc)
-		return
-	}
 	panels := (n + gemmNR - 1) / gemmNR
-	w.b = growBuf(w.b, k*panels*gemmNR)
+	w.b = alignedBuf(w.b, k*panels*gemmNR)
 	packB(w.b, tb, k, n, b, ldb)
 	gemmPacked(w, ta, m, n, k, a, lda, w.b, beta, c, ldc)
 }
@@ -105,7 +103,7 @@ func gemmPacked(w *gemmWork, ta bool, m, n, k int, a []float64, lda int, bPacked
 				full = 0
 			}
 			if full < mb {
-				w.a = growBuf(w.a, (mb-full+gemmMR-1)/gemmMR*gemmMR*kb)
+				w.a = alignedBuf(w.a, (mb-full+gemmMR-1)/gemmMR*gemmMR*kb)
 				packA(w.a, ta, mb-full, kb, a, lda, ic+full, pc)
 			}
 			for jr := range panels {
@@ -163,7 +161,7 @@ func (p *packedB) pack(tb bool, k, n int, b []float64, ldb int) {
 		return
 	}
 	panels := (n + gemmNR - 1) / gemmNR
-	p.data = growBuf(p.data, k*panels*gemmNR)
+	p.data = alignedBuf(p.data, k*panels*gemmNR)
 	packB(p.data, tb, k, n, b, ldb)
 }
 
@@ -263,6 +261,21 @@ func packA(dst []float64, ta bool, mb, kb int, a []float64, lda, i0, p0 int) {
 	}
 }
 
+// alignedBuf returns s resized to n if its capacity allows, or a new slice of
+// n zeros starting on a 64-byte boundary, so that the kernel's 64-byte loads
+// of packed panels never straddle two cache lines. s must come from
+// alignedBuf.
+func alignedBuf(s []float64, n int) []float64 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	const line = 64 / 8
+	buf := make([]float64, n+line-1)
+	off := int(uintptr(unsafe.Pointer(&buf[0]))/8) % line
+	off = (line - off) % line
+	return buf[off : off+n : off+n]
+}
+
 func blasTrans(t bool) blas.Transpose {
 	if t {
 		return blas.Trans
@@ -282,6 +295,8 @@ func checkGemm(ta, tb bool, m, n, k, na, lda, nb, ldb, nc, ldc int) {
 		rowsB, colsB = n, k
 	}
 	switch {
+	case m < 0 || n < 0 || k < 0:
+		panic("rl: gemm: negative dimension")
 	case lda < max(1, colsA) || (rowsA > 0 && na < (rowsA-1)*lda+colsA):
 		panic("rl: gemm: a is too short for its shape")
 	case ldb < max(1, colsB) || (rowsB > 0 && nb < (rowsB-1)*ldb+colsB):

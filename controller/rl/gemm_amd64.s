@@ -134,7 +134,7 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-8
 // exp(x) = 2^k·e^r with k = round(x/ln 2) (the 1.5·2^52 shifter trick) and
 // |r| ≤ ln2/2, e^r by its Taylor polynomial of degree 13 (truncation error
 // below 1e-17) and 2^k built in the exponent bits. x is clamped to (NaN passes through)
-// [−708, 709], where σ and tanh are already at ±1 or 0 to double precision.
+// [−708, 709], where σ and tanh are at ±1, or within 1.2e-308 of 0.
 
 #define LOG2E 1.4426950408889634073599246810018920
 #define LN2U 0.69314718055966295651160180568695068359375

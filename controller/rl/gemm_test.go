@@ -70,10 +70,15 @@ func TestGemm(t *testing.T) {
 							c := randSlice(rnd, m*ldc)
 							want := append([]float64(nil), c...)
 							naiveGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, want, ldc)
+							c2 := append([]float64(nil), c...)
 							var w gemmWork
 							gemm(&w, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+							var p packedB // the recurrent weights' path: B packed once
+							p.pack(tb, k, n, b, ldb)
+							gemmB(&w, ta, m, a, lda, &p, beta, c2, ldc)
 							for i := range want {
-								require.InDelta(t, want[i], c[i], 1e-10, "element %d (row %d, column %d)", i, i/ldc, i%ldc)
+								require.InDelta(t, want[i], c[i], 1e-10, "gemm: element %d (row %d, column %d)", i, i/ldc, i%ldc)
+								require.InDelta(t, want[i], c2[i], 1e-10, "gemmB: element %d (row %d, column %d)", i, i/ldc, i%ldc)
 							}
 						})
 					}
@@ -149,7 +154,7 @@ func BenchmarkGemmPacked(b *testing.B) {
 func TestGates(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(8, 9))
 	x := []float64{0, math.Copysign(0, -1), 1e-300, -1e-300, 1e-9, -1e-9, 0.5, -0.5, 20, -20, 36, -36,
-		354, -354, 355, -355, 707, -707, 709, -709, 710, -710, 1e6, -1e6,
+		354, -354, 355, -355, -500, -690, -700, 707, -707, 709, -709, 710, -710, 1e6, -1e6,
 		math.Inf(1), math.Inf(-1), math.NaN()}
 	for range 2000 {
 		x = append(x, 40*rnd.NormFloat64(), rnd.NormFloat64())
@@ -171,7 +176,11 @@ func TestGates(t *testing.T) {
 					require.True(t, math.IsNaN(s[i]) && math.IsNaN(th[i]), "NaN must pass through")
 					continue
 				}
-				require.InDelta(t, wantS, s[i], 4e-16+4e-16*wantS, "σ(%v)", v)
+				if v > -708 { // relative: σ is e^v down to 1e-308
+					require.InEpsilon(t, wantS, s[i], 1e-15, "σ(%v)", v)
+				} else { // clamped
+					require.InDelta(t, wantS, s[i], 1.3e-308, "σ(%v)", v)
+				}
 				require.InDelta(t, wantT, th[i], 6e-16, "tanh(%v)", v)
 			}
 		})

@@ -219,10 +219,9 @@ func (g *GRU) forward(x, h0 []float64, batch, steps int) []float64 {
 }
 
 // backward back-propagates dy (B×T×H) through time, adds the parameter
-// gradients to Params, writes (accumulate false) or adds (accumulate true) the
-// input gradient into dx unless it is nil and writes the initial-state
-// gradient into dh0 unless it is nil.
-func (g *GRU) backward(dx, dh0, dy []float64, accumulate bool) {
+// gradients to Params, writes the input gradient into dx unless it is nil
+// and writes the initial-state gradient into dh0 unless it is nil.
+func (g *GRU) backward(dx, dh0, dy []float64) {
 	batch, steps, H, G := g.batch, g.steps, g.hidden, 3*g.hidden
 	bt := batch * steps
 	clear(g.dh)
@@ -268,11 +267,7 @@ func (g *GRU) backward(dx, dh0, dy []float64, accumulate bool) {
 		}
 	}
 	if dx != nil {
-		beta := 0.0
-		if accumulate {
-			beta = 1
-		}
-		gemm(&g.work, false, true, bt, g.in, G, g.dgx, G, g.wx, G, beta, dx, g.in)
+		gemm(&g.work, false, true, bt, g.in, G, g.dgx, G, g.wx, G, 0, dx, g.in)
 	}
 }
 
@@ -320,5 +315,5 @@ func (g *GRU) Backward(dx, dh0, dy []float64, batch, steps int) {
 	if dh0 != nil && len(dh0) != batch*g.hidden {
 		panic(fmt.Sprintf("rl: GRU.Backward: dh0 has length %d, want %d×%d", len(dh0), batch, g.hidden))
 	}
-	g.backward(dx, dh0, dy, false)
+	g.backward(dx, dh0, dy)
 }

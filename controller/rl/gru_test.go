@@ -173,8 +173,10 @@ func TestGRULearnsFirstSign(t *testing.T) {
 	require.Less(t, mse, 0.1, "final minibatch MSE")
 }
 
+// TestGRUZeroAllocs runs shapes large enough for the packed kernel (and a
+// BiGRU backward pass without an input gradient, as an encoder of data is run).
 func TestGRUZeroAllocs(t *testing.T) {
-	const B, T, F, H = 3, 5, 4, 6
+	const B, T, F, H = 4, 8, 12, 32
 	rnd := rand.New(rand.NewPCG(1, 1))
 	g, err := rl.NewGRU(F, H, rnd)
 	require.NoError(t, err)
@@ -192,6 +194,8 @@ func TestGRUZeroAllocs(t *testing.T) {
 		m.Backward(dx, dy2, B, T)
 		d.Forward(y2, y2)
 		d.Backward(dy2, dy2)
+		m.Forward(y2, x, B, T)
+		m.Backward(nil, dy2, B, T)
 		m.Forward(y2[:2*T*2*H], x[:2*T*F], 2, T) // smaller shape reuses workspaces
 	}
 	step()
