@@ -30,7 +30,9 @@ const (
 	gemmPackPanels = 4
 
 	// gemmMinWork is the smallest m·n·k sent to the packed kernel; below it
-	// packing costs more than the kernel saves.
+	// packing costs more than the kernel saves. The two paths round
+	// differently, so one state's output (a product of one row) may differ in
+	// the last bit from the same state's row in a batch.
 	gemmMinWork = 4096
 )
 
