@@ -60,6 +60,14 @@ validate: setup build ## Run 8 generated apps for real and on the simulator; pri
 calibrate: setup build ## Re-measure the segments and rewrite workloads/calibration/profile.json.
 	$(AWARE) workload calibrate --out workloads/calibration/profile.json
 
+.PHONY: cluster-up
+cluster-up: build ## Start the local control plane (builds the pinned Kubernetes, etcd and kwok once, ~10 min); prints KUBECONFIG.
+	$(AWARE) cluster up --dir out/cluster
+
+.PHONY: cluster-down
+cluster-down: build ## Stop the local control plane.
+	$(AWARE) cluster down --dir out/cluster
+
 .PHONY: lint
 lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

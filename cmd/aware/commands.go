@@ -14,5 +14,6 @@ func subcommands() []*cobra.Command {
 		newCompareCmd(),
 		newBenchCmd(),
 		newGenerateCmd(),
+		newClusterCmd(),
 	}
 }

@@ -13,6 +13,7 @@ type settings struct {
 	dir        string
 	cred       *syscall.Credential
 	deathSig   syscall.Signal
+	detached   bool
 	ownGroup   bool
 	logPath    string
 	logAppend  bool
@@ -29,7 +30,7 @@ func (s *settings) validate() error {
 	if s.tailWanted && s.logPath != "" {
 		return fmt.Errorf("WithTail and WithLogFile(%s) are exclusive", s.logPath)
 	}
-	if s.deathSig <= 0 {
+	if s.deathSig <= 0 && !s.detached {
 		return fmt.Errorf("WithDeathSignal: %d is not a signal", s.deathSig)
 	}
 	return nil
@@ -55,6 +56,11 @@ func WithCredential(cred *syscall.Credential) Option {
 // Start from a goroutine that locked its OS thread and returns without
 // unlocking it.
 func WithDeathSignal(sig syscall.Signal) Option { return func(s *settings) { s.deathSig = sig } }
+
+// WithoutDeathSignal lets the process outlive its parent (a server started by
+// a command that exits, such as `aware cluster up`); stopping it is then the
+// caller's job, by pid.
+func WithoutDeathSignal() Option { return func(s *settings) { s.detached = true } }
 
 // WithProcessGroup starts the process in a process group of its own, so
 // that a terminal's ctrl-C reaches only the parent, which can then stop it

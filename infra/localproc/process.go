@@ -51,6 +51,9 @@ func Start(path string, args []string, opts ...Option) (*Process, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env, cmd.Dir = s.env, s.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: s.deathSig, Setpgid: s.ownGroup, Credential: s.cred}
+	if s.detached {
+		cmd.SysProcAttr.Pdeathsig = 0
+	}
 	p := &Process{cmd: cmd, done: make(chan struct{}), logPath: s.logPath}
 	switch {
 	case s.logPath != "":

@@ -1,0 +1,265 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Versions pins the components of the local control plane.
+type Versions struct {
+	// Kubernetes is the k8s.io/kubernetes release (kube-apiserver,
+	// kube-controller-manager, kube-scheduler, kubectl).
+	Kubernetes string
+	// Etcd is the go.etcd.io/etcd/server/v3 release; 3.6 or later (kwok's
+	// watches need RequestWatchProgress, which 3.4 lacks).
+	Etcd string
+	// Kwok is the sigs.k8s.io/kwok release that fakes nodes and pods.
+	Kwok string
+}
+
+// DefaultVersions are the versions tested here; each resolves through the
+// module proxy (several later patch releases are refused by it, see
+// docs/versions.md).
+func DefaultVersions() Versions {
+	return Versions{Kubernetes: "v1.34.10", Etcd: "v3.6.16", Kwok: "v0.8.0"}
+}
+
+// Binaries are the paths of the control plane's executables.
+type Binaries struct {
+	APIServer, ControllerManager, Scheduler, Kubectl, Etcd, Kwok string
+}
+
+// Install returns the binaries for v under cacheDir, building the missing
+// ones from the Go module proxy: one directory per component and version,
+// completed by a rename, so an interrupted build leaves nothing that looks
+// finished. Kubernetes takes about 12 minutes and 2 GB of memory cold, etcd
+// about 1.5 minutes; a cached version is found in milliseconds. Progress and
+// the go command's output go to log.
+func Install(ctx context.Context, cacheDir string, v Versions, log io.Writer) (Binaries, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return Binaries{}, fmt.Errorf("cluster: cache directory: %w", err)
+	}
+	kube := filepath.Join(cacheDir, "kubernetes-"+v.Kubernetes)
+	etcd := filepath.Join(cacheDir, "etcd-"+v.Etcd)
+	kwok := filepath.Join(cacheDir, "kwok-"+v.Kwok)
+	steps := []struct {
+		dir   string
+		build func(ctx context.Context, tmp string) error
+	}{
+		{kube, func(ctx context.Context, tmp string) error { return buildKubernetes(ctx, tmp, v.Kubernetes, log) }},
+		{etcd, func(ctx context.Context, tmp string) error { return buildEtcd(ctx, tmp, v.Etcd, log) }},
+		{kwok, func(ctx context.Context, tmp string) error { return buildKwok(ctx, tmp, v.Kwok, log) }},
+	}
+	for _, s := range steps {
+		if _, err := os.Stat(s.dir); err == nil {
+			continue
+		}
+		tmp, err := os.MkdirTemp(cacheDir, ".build-"+filepath.Base(s.dir)+"-")
+		if err != nil {
+			return Binaries{}, fmt.Errorf("cluster: %w", err)
+		}
+		start := time.Now()
+		fmt.Fprintf(log, "building %s into %s…\n", filepath.Base(s.dir), cacheDir)
+		if err := s.build(ctx, tmp); err != nil {
+			os.RemoveAll(tmp)
+			return Binaries{}, fmt.Errorf("cluster: building %s: %w", filepath.Base(s.dir), err)
+		}
+		if err := os.Rename(filepath.Join(tmp, "bin"), s.dir); err != nil {
+			os.RemoveAll(tmp)
+			if _, serr := os.Stat(s.dir); serr == nil {
+				continue // a concurrent Install finished the same build first
+			}
+			return Binaries{}, fmt.Errorf("cluster: %w", err)
+		}
+		os.RemoveAll(tmp)
+		fmt.Fprintf(log, "built %s in %s\n", filepath.Base(s.dir), time.Since(start).Round(time.Second))
+	}
+	b := Binaries{
+		APIServer:         filepath.Join(kube, "kube-apiserver"),
+		ControllerManager: filepath.Join(kube, "kube-controller-manager"),
+		Scheduler:         filepath.Join(kube, "kube-scheduler"),
+		Kubectl:           filepath.Join(kube, "kubectl"),
+		Etcd:              filepath.Join(etcd, "etcd"),
+		Kwok:              filepath.Join(kwok, "kwok"),
+	}
+	for _, p := range []string{b.APIServer, b.ControllerManager, b.Scheduler, b.Kubectl, b.Etcd, b.Kwok} {
+		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+			return Binaries{}, fmt.Errorf("cluster: %s is missing from the cache; remove %s to rebuild it", p, filepath.Dir(p))
+		}
+	}
+	return b, nil
+}
+
+// stagingRe matches the staging replace lines of k8s.io/kubernetes's go.mod.
+var stagingRe = regexp.MustCompile(`^\s*(k8s\.io/[A-Za-z0-9._/-]+)\s+=>\s+\./staging/`)
+
+// stagingModules lists the modules k8s.io/kubernetes replaces with its
+// staging directories; a wrapper module must pin each to its published
+// v0.minor.patch release instead.
+func stagingModules(goMod []byte) []string {
+	var mods []string
+	sc := bufio.NewScanner(bytes.NewReader(goMod))
+	for sc.Scan() {
+		if m := stagingRe.FindStringSubmatch(sc.Text()); m != nil {
+			mods = append(mods, m[1])
+		}
+	}
+	return mods
+}
+
+// stagingVersion maps v1.34.10 to the staging modules' v0.34.10.
+func stagingVersion(kube string) (string, error) {
+	if !regexp.MustCompile(`^v1\.\d+\.\d+$`).MatchString(kube) {
+		return "", fmt.Errorf("kubernetes version %q is not of the form v1.MINOR.PATCH", kube)
+	}
+	return "v0." + strings.TrimPrefix(kube, "v1."), nil
+}
+
+// kubeLdflags sets the version variables the Kubernetes build normally sets,
+// without which the servers report v0.0.0.
+func kubeLdflags(kube string) string {
+	parts := strings.Split(strings.TrimPrefix(kube, "v"), ".")
+	var b strings.Builder
+	b.WriteString("-s -w")
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		fmt.Fprintf(&b, " -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean -X %s.buildDate=1970-01-01T00:00:00Z",
+			pkg, kube, pkg, parts[0], pkg, parts[1], pkg, pkg)
+	}
+	return b.String()
+}
+
+func buildKubernetes(ctx context.Context, dir, version string, log io.Writer) error {
+	staging, err := stagingVersion(version)
+	if err != nil {
+		return err
+	}
+	info, err := modDownload(ctx, dir, "k8s.io/kubernetes@"+version, log)
+	if err != nil {
+		return err
+	}
+	goMod, err := os.ReadFile(info.GoMod)
+	if err != nil {
+		return err
+	}
+	mods := stagingModules(goMod)
+	if len(mods) == 0 {
+		return fmt.Errorf("no staging modules in %s", info.GoMod)
+	}
+	var gm strings.Builder
+	fmt.Fprintf(&gm, "module aware.local/kubebuild\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n", version)
+	for _, m := range mods {
+		fmt.Fprintf(&gm, "\t%s => %s %s\n", m, m, staging)
+	}
+	gm.WriteString(")\n")
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gm.String()), 0o644); err != nil {
+		return err
+	}
+	var pkgs []string
+	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"} {
+		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
+	}
+	return goBuild(ctx, dir, "k8s.io/kubernetes@"+version, kubeLdflags(version), pkgs, log)
+}
+
+func buildEtcd(ctx context.Context, dir, version string, log io.Writer) error {
+	gm := fmt.Sprintf("module aware.local/etcdbuild\n\ngo 1.24.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n", version)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gm), 0o644); err != nil {
+		return err
+	}
+	if err := goBuild(ctx, dir, "go.etcd.io/etcd/server/v3@"+version, "-s -w", []string{"go.etcd.io/etcd/server/v3"}, log); err != nil {
+		return err
+	}
+	// The server module's main package is named after its path ("server").
+	return os.Rename(filepath.Join(dir, "bin", "server"), filepath.Join(dir, "bin", "etcd"))
+}
+
+func buildKwok(ctx context.Context, dir, version string, log io.Writer) error {
+	gm := fmt.Sprintf("module aware.local/kwokbuild\n\ngo 1.24.0\n\nrequire sigs.k8s.io/kwok %s\n", version)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gm), 0o644); err != nil {
+		return err
+	}
+	return goBuild(ctx, dir, "sigs.k8s.io/kwok@"+version, "-s -w", []string{"sigs.k8s.io/kwok/cmd/kwok"}, log)
+}
+
+// modInfo is the part of `go mod download -json` used here.
+type modInfo struct {
+	Dir, GoMod, Error string
+}
+
+func modDownload(ctx context.Context, dir, mod string, log io.Writer) (modInfo, error) {
+	cmd := goCmd(ctx, dir, "mod", "download", "-json", mod)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, log
+	err := cmd.Run()
+	var info modInfo
+	if jerr := json.Unmarshal(out.Bytes(), &info); jerr == nil && info.Error != "" {
+		return info, fmt.Errorf("go mod download %s: %s", mod, info.Error)
+	}
+	if err != nil {
+		return info, fmt.Errorf("go mod download %s: %w", mod, err)
+	}
+	return info, nil
+}
+
+// goBuild resolves the wrapper module's dependencies with pin (module@version:
+// a bare `go get` of its packages would move it to the latest release) and
+// builds pkgs into dir/bin, statically and without file paths.
+func goBuild(ctx context.Context, dir, pin, ldflags string, pkgs []string, log io.Writer) error {
+	get := goCmd(ctx, dir, "get", pin)
+	get.Stdout, get.Stderr = log, log
+	if err := get.Run(); err != nil {
+		return fmt.Errorf("go get: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		return err
+	}
+	args := append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, "bin") + "/"}, pkgs...)
+	cmd := goCmd(ctx, dir, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build: %w", err)
+	}
+	return nil
+}
+
+func goCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, goBinary(), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
+// goBinary is the go command of the running toolchain if there is one, else
+// the one on PATH.
+func goBinary() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "go"
+}
+
+// DefaultCacheDir is where Install keeps binaries by default:
+// $XDG_CACHE_HOME/aware/cluster, or ~/.cache/aware/cluster.
+func DefaultCacheDir() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("cluster: %w", err)
+	}
+	return filepath.Join(base, "aware", "cluster"), nil
+}

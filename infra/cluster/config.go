@@ -1,0 +1,128 @@
+package cluster
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kwokStages are kwok's default node and pod stages plus in-place resize
+// (see the file's header).
+//
+//go:embed kwok.yaml
+var kwokStages []byte
+
+// writeKubeconfig writes a kubeconfig for id against server.
+func writeKubeconfig(path, server, caCert string, id client) error {
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: aware-local
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: aware-local
+  user:
+    client-certificate: %s
+    client-key: %s
+contexts:
+- name: aware-local
+  context:
+    cluster: aware-local
+    user: aware-local
+current-context: aware-local
+`, server, caCert, id.cert, id.key)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(kc), 0o600); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// writeSchedulerConfig writes a KubeSchedulerConfiguration with a client rate
+// high enough to place a thousand pods in seconds.
+func writeSchedulerConfig(path, kubeconfig string) error {
+	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+  qps: 500
+  burst: 1000
+leaderElection:
+  leaderElect: false
+`, kubeconfig)
+	return os.WriteFile(path, []byte(cfg), 0o644)
+}
+
+// nodeName is the name of fake node i.
+func nodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
+
+// createNodes registers n fake nodes that kwok manages (by annotation),
+// leaving existing ones alone.
+func (c *Cluster) createNodes(ctx context.Context, hc *http.Client, n, pods int) error {
+	for i := range n {
+		node := corev1.Node{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        nodeName(i),
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+				Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": nodeName(i), "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
+			},
+			Status: corev1.NodeStatus{
+				Capacity: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+					corev1.ResourcePods: *resource.NewQuantity(int64(pods), resource.DecimalSI),
+				},
+			},
+		}
+		node.Status.Allocatable = node.Status.Capacity
+		code, err := apiDo(ctx, hc, http.MethodPost, c.Server+"/api/v1/nodes", node, nil)
+		if err != nil && code != http.StatusConflict {
+			return fmt.Errorf("cluster: creating node %s: %w", node.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitNodesReady waits until kwok has marked n nodes Ready.
+func (c *Cluster) waitNodesReady(ctx context.Context, hc *http.Client, n int) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var list corev1.NodeList
+		_, err := apiDo(ctx, hc, http.MethodGet, c.Server+"/api/v1/nodes?labelSelector=type%3Dkwok", nil, &list)
+		ready := 0
+		if err == nil {
+			for _, node := range list.Items {
+				for _, cond := range node.Status.Conditions {
+					if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+			if ready >= n {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			msg := fmt.Sprintf("%d of %d", ready, n)
+			if err != nil {
+				msg = err.Error()
+			}
+			return fmt.Errorf("cluster: nodes not Ready after 60 s (%s); see %s", msg, strings.Join([]string{c.dir, "logs", "kwok.log"}, "/"))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

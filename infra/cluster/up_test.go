@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// cachedBinaries returns the default versions' binaries if Install has built
+// them (`aware cluster up` or `make cluster-up` does; a cold build takes
+// about 10 minutes); otherwise the test is skipped with that instruction.
+func cachedBinaries(t *testing.T) Binaries {
+	t.Helper()
+	dir, err := DefaultCacheDir()
+	require.NoError(t, err)
+	v := DefaultVersions()
+	for _, d := range []string{"kubernetes-" + v.Kubernetes, "etcd-" + v.Etcd, "kwok-" + v.Kwok} {
+		if _, err := os.Stat(filepath.Join(dir, d)); err != nil {
+			t.Skipf("control-plane binaries not built in %s (run `make cluster-up` once)", dir)
+		}
+	}
+	b, err := Install(t.Context(), dir, v, nil)
+	require.NoError(t, err)
+	return b
+}
+
+// TestUpDeploymentAndResize starts the control plane, runs a Deployment to
+// Running pods on kwok's nodes, resizes a running pod in place through the
+// pods/resize subresource and checks kwok reports the new resources, then
+// checks Up is idempotent and Stop stops everything.
+func TestUpDeploymentAndResize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	b := cachedBinaries(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	c, err := Up(ctx, Config{Dir: dir, Binaries: b, Nodes: 2, Log: testWriter{t}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Down(context.Background())) })
+
+	hc, err := adminHTTP(filepath.Join(dir, "pki", "ca.crt"), client{cert: filepath.Join(dir, "pki", "admin.crt"), key: filepath.Join(dir, "pki", "admin.key")})
+	require.NoError(t, err)
+
+	replicas := int32(3)
+	labels := map[string]string{"app": "demo"}
+	dep := appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "aware/workload:dev",
+					Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+						Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+					},
+				}}},
+			},
+		},
+	}
+	_, err = apiDo(ctx, hc, http.MethodPost, c.Server+"/apis/apps/v1/namespaces/default/deployments", dep, nil)
+	require.NoError(t, err)
+
+	var pods corev1.PodList
+	require.Eventually(t, func() bool {
+		_, err := apiDo(ctx, hc, http.MethodGet, c.Server+"/api/v1/namespaces/default/pods?labelSelector=app%3Ddemo", nil, &pods)
+		if err != nil {
+			return false
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Resources != nil {
+				running++
+			}
+		}
+		return running == 3
+	}, 60*time.Second, 200*time.Millisecond, "3 pods Running with container resources in their status")
+
+	// Resize one pod in place: CPU 500m → 1.
+	pod := pods.Items[0]
+	patch := pod.DeepCopy()
+	for _, r := range []corev1.ResourceList{patch.Spec.Containers[0].Resources.Requests, patch.Spec.Containers[0].Resources.Limits} {
+		r[corev1.ResourceCPU] = resource.MustParse("1")
+	}
+	url := fmt.Sprintf("%s/api/v1/namespaces/default/pods/%s/resize", c.Server, pod.Name)
+	_, err = apiDo(ctx, hc, http.MethodPut, url, patch, nil)
+	require.NoError(t, err, "pods/resize")
+	require.Eventually(t, func() bool {
+		var p corev1.Pod
+		if _, err := apiDo(ctx, hc, http.MethodGet, fmt.Sprintf("%s/api/v1/namespaces/default/pods/%s", c.Server, pod.Name), nil, &p); err != nil {
+			return false
+		}
+		st := p.Status.ContainerStatuses
+		return p.UID == pod.UID && len(st) == 1 && st[0].Resources != nil &&
+			st[0].Resources.Limits.Cpu().Cmp(resource.MustParse("1")) == 0 && p.Status.ObservedGeneration == p.Generation
+	}, 30*time.Second, 200*time.Millisecond, "the same pod reports 1 CPU after the in-place resize")
+
+	// Up again finds the running control plane.
+	c2, err := Up(ctx, Config{Dir: dir, Binaries: b, Nodes: 2})
+	require.NoError(t, err)
+	require.Equal(t, c.Server, c2.Server)
+
+	// Stop (as `aware cluster down` would, from the state file) ends every process.
+	require.NoError(t, Stop(ctx, dir))
+	for _, p := range c.st.Procs {
+		require.False(t, running(p), "%s still running", p.Name)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
