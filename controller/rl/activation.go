@@ -34,11 +34,9 @@ func (a Activation) valid() bool { return a >= Identity && a <= Tanh }
 func (a Activation) apply(z []float64) {
 	switch a {
 	case ReLU:
-		n := 0
-		if useAVX512 {
-			if n = len(z) &^ 7; n > 0 {
-				reluVec(&z[0], n)
-			}
+		n := vectorLen(len(z))
+		if n > 0 {
+			reluVec(&z[0], n)
 		}
 		for i := n; i < len(z); i++ {
 			z[i] = max(z[i], 0) // branch-free: signs of z are unpredictable
@@ -59,11 +57,9 @@ func (a Activation) backward(dz, dy, y []float64) {
 		// branch. The vector path uses the same rule (y ≠ 0 or NaN).
 		dy = dy[:len(y)]
 		dz = dz[:len(y)]
-		n := 0
-		if useAVX512 {
-			if n = len(y) &^ 7; n > 0 {
-				reluBackVec(&dz[0], &dy[0], &y[0], n)
-			}
+		n := vectorLen(len(y))
+		if n > 0 {
+			reluBackVec(&dz[0], &dy[0], &y[0], n)
 		}
 		for i := n; i < len(y); i++ {
 			b := math.Float64bits(y[i]) &^ (1 << 63)

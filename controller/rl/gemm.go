@@ -51,6 +51,27 @@ func Kernels() string {
 	return "gonum"
 }
 
+// vectorLen is how many of n values the AVX-512 routines (which take multiples
+// of 8) process; the scalar loops do the rest.
+func vectorLen(n int) int {
+	if !useAVX512 {
+		return 0
+	}
+	return n &^ 7
+}
+
+// packedPays reports whether an m×n×k product goes to the packed kernel:
+// with AVX-512, at least 8 columns and enough work to repay the packing.
+func packedPays(m, n, k int) bool {
+	return useAVX512 && n >= 8 && m*n*k >= gemmMinWork
+}
+
+// panelsOf is the number of 24-column panels that hold n columns.
+func panelsOf(n int) int { return (n + gemmNR - 1) / gemmNR }
+
+// packedLen is the length of op(b) (k×n) packed by packB.
+func packedLen(k, n int) int { return k * panelsOf(n) * gemmNR }
+
 // gemmWork holds a caller's packing buffers, so that steady-state products do
 // not allocate. A gemmWork must not be shared by concurrent calls.
 type gemmWork struct {
@@ -66,13 +87,12 @@ func gemm(w *gemmWork, ta, tb bool, m, n, k int, a []float64, lda int, b []float
 	if m == 0 || n == 0 {
 		return
 	}
-	if !useAVX512 || m*n*k < gemmMinWork || n < 8 {
+	if !packedPays(m, n, k) {
 		impl.Dgemm(blasTrans(ta), blasTrans(tb), m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	checkGemm(ta, tb, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	panels := (n + gemmNR - 1) / gemmNR
-	w.b = alignedBuf(w.b, k*panels*gemmNR)
+	w.b = alignedBuf(w.b, packedLen(k, n))
 	packB(w.b, tb, k, n, b, ldb)
 	gemmPacked(w, ta, m, n, k, a, lda, w.b, beta, c, ldc)
 }
@@ -88,7 +108,7 @@ func gemmPacked(w *gemmWork, ta bool, m, n, k int, a []float64, lda int, bPacked
 	if beta != 0 {
 		scaleRows(m, n, beta, c, ldc)
 	}
-	panels := (n + gemmNR - 1) / gemmNR
+	panels := panelsOf(n)
 	rs, ps := lda, 1
 	if ta {
 		rs, ps = 1, lda
@@ -151,7 +171,7 @@ type packedB struct {
 	k, n, ldb int
 	b         []float64 // the operand itself, for the gonum path
 	data      []float64 // packed panels, for the kernel path
-	kernel    bool
+	kernel    bool      // whether data holds op(b) packed
 }
 
 // pack prepares op(b) (k×n, b read transposed when tb is set) for products
@@ -162,14 +182,13 @@ func (p *packedB) pack(tb bool, k, n int, b []float64, ldb int) {
 	if !p.kernel {
 		return
 	}
-	panels := (n + gemmNR - 1) / gemmNR
-	p.data = alignedBuf(p.data, k*panels*gemmNR)
+	p.data = alignedBuf(p.data, packedLen(k, n))
 	packB(p.data, tb, k, n, b, ldb)
 }
 
 // gemmB computes c = beta·c + op(a)·op(b) (m×n) for the operand prepared in p.
 func gemmB(w *gemmWork, ta bool, m int, a []float64, lda int, p *packedB, beta float64, c []float64, ldc int) {
-	if !p.kernel || m*p.n*p.k < gemmMinWork {
+	if !p.kernel || !packedPays(m, p.n, p.k) {
 		gemm(w, ta, p.tb, m, p.n, p.k, a, lda, p.b, p.ldb, beta, c, ldc)
 		return
 	}
@@ -198,7 +217,7 @@ func scaleRows(m, n int, beta float64, c []float64, ldc int) {
 // within a block of kb rows, panel jr holds columns 24·jr… as kb rows of 24,
 // zero-padded past column n.
 func packB(dst []float64, tb bool, k, n int, b []float64, ldb int) {
-	panels := (n + gemmNR - 1) / gemmNR
+	panels := panelsOf(n)
 	o := 0
 	for pc := 0; pc < k; pc += gemmKC {
 		kb := min(gemmKC, k-pc)

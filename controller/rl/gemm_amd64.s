@@ -5,6 +5,11 @@
 // The packed-gemm micro-kernel (see gemm.go) and the CPU feature queries that
 // decide whether it may run.
 
+// ADDROW adds the 24 values at (base) to the accumulators x, y, z; STOREROW
+// writes x, y, z to the 24 values at (DI).
+#define ADDROW(base, x, y, z) VADDPD (base), x, x; VADDPD 64(base), y, y; VADDPD 128(base), z, z
+#define STOREROW(x, y, z) VMOVUPD x, (DI); VMOVUPD y, 64(DI); VMOVUPD z, 128(DI)
+
 // func kernel4x24(k int, a *float64, rs, ps int, b, c *float64, ldc int, add bool)
 TEXT ·kernel4x24(SB), NOSPLIT, $0-57
 	MOVQ k+0(FP), CX
@@ -60,54 +65,27 @@ loop:
 	JNE          loop
 
 store:
+	// With add set, the tile's current values join the accumulators (read
+	// through R9, R9 being free after the loop); then the rows are written.
 	CMPB add+56(FP), $0
 	JEQ  set
-	VADDPD  (DI), Z4, Z4
-	VADDPD  64(DI), Z5, Z5
-	VADDPD  128(DI), Z6, Z6
-	VMOVUPD Z4, (DI)
-	VMOVUPD Z5, 64(DI)
-	VMOVUPD Z6, 128(DI)
-	ADDQ    R8, DI
-	VADDPD  (DI), Z7, Z7
-	VADDPD  64(DI), Z8, Z8
-	VADDPD  128(DI), Z9, Z9
-	VMOVUPD Z7, (DI)
-	VMOVUPD Z8, 64(DI)
-	VMOVUPD Z9, 128(DI)
-	ADDQ    R8, DI
-	VADDPD  (DI), Z10, Z10
-	VADDPD  64(DI), Z11, Z11
-	VADDPD  128(DI), Z12, Z12
-	VMOVUPD Z10, (DI)
-	VMOVUPD Z11, 64(DI)
-	VMOVUPD Z12, 128(DI)
-	ADDQ    R8, DI
-	VADDPD  (DI), Z13, Z13
-	VADDPD  64(DI), Z14, Z14
-	VADDPD  128(DI), Z15, Z15
-	VMOVUPD Z13, (DI)
-	VMOVUPD Z14, 64(DI)
-	VMOVUPD Z15, 128(DI)
-	VZEROUPPER
-	RET
+	MOVQ DI, R9
+	ADDROW(R9, Z4, Z5, Z6)
+	ADDQ R8, R9
+	ADDROW(R9, Z7, Z8, Z9)
+	ADDQ R8, R9
+	ADDROW(R9, Z10, Z11, Z12)
+	ADDQ R8, R9
+	ADDROW(R9, Z13, Z14, Z15)
 
 set:
-	VMOVUPD Z4, (DI)
-	VMOVUPD Z5, 64(DI)
-	VMOVUPD Z6, 128(DI)
-	ADDQ    R8, DI
-	VMOVUPD Z7, (DI)
-	VMOVUPD Z8, 64(DI)
-	VMOVUPD Z9, 128(DI)
-	ADDQ    R8, DI
-	VMOVUPD Z10, (DI)
-	VMOVUPD Z11, 64(DI)
-	VMOVUPD Z12, 128(DI)
-	ADDQ    R8, DI
-	VMOVUPD Z13, (DI)
-	VMOVUPD Z14, 64(DI)
-	VMOVUPD Z15, 128(DI)
+	STOREROW(Z4, Z5, Z6)
+	ADDQ R8, DI
+	STOREROW(Z7, Z8, Z9)
+	ADDQ R8, DI
+	STOREROW(Z10, Z11, Z12)
+	ADDQ R8, DI
+	STOREROW(Z13, Z14, Z15)
 	VZEROUPPER
 	RET
 

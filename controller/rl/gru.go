@@ -137,11 +137,9 @@ func sigmoid(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 
 // sigmoids sets x[i] = σ(x[i]), eight at a time with AVX-512.
 func sigmoids(x []float64) {
-	n := 0
-	if useAVX512 {
-		if n = len(x) &^ 7; n > 0 {
-			sigmoidVec(&x[0], n)
-		}
+	n := vectorLen(len(x))
+	if n > 0 {
+		sigmoidVec(&x[0], n)
 	}
 	for i := n; i < len(x); i++ {
 		x[i] = sigmoid(x[i])
@@ -152,11 +150,9 @@ func sigmoids(x []float64) {
 // AVX-512: one exponential, with an absolute error of a few ulps of 1 (the
 // gates use tanh's value, never its relative accuracy near zero).
 func tanhs(x []float64) {
-	n := 0
-	if useAVX512 {
-		if n = len(x) &^ 7; n > 0 {
-			tanhVec(&x[0], n)
-		}
+	n := vectorLen(len(x))
+	if n > 0 {
+		tanhVec(&x[0], n)
 	}
 	for i := n; i < len(x); i++ {
 		x[i] = 1 - 2/(1+math.Exp(2*x[i]))
@@ -202,7 +198,7 @@ func (g *GRU) forward(x, h0 []float64, batch, steps int) []float64 {
 			for j, b := range brz { // r and z pre-activations
 				rz[j] += b + crz[j]
 			}
-			sigmoids(a[:2*H])
+			sigmoids(rz)
 			for j, r := range ar {
 				hn := cn[j] + bhn[j]
 				cn[j] = hn
