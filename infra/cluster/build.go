@@ -237,21 +237,12 @@ func goBuild(ctx context.Context, dir, pin, ldflags string, pkgs []string, log i
 }
 
 func goCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, goBinary(), args...)
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
-}
-
-// goBinary is the go command of the running toolchain if there is one, else
-// the one on PATH.
-func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "go"
 }
 
 // DefaultCacheDir is where Install keeps binaries by default:

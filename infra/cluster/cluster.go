@@ -189,7 +189,7 @@ func (c *Cluster) start(ctx context.Context, cfg Config) error {
 	}, localproc.HTTPProbe(http.DefaultClient, etcdURL+"/health", http.StatusOK)); err != nil {
 		return err
 	}
-	hc, err := adminHTTP(p.caCert, admin)
+	hc, err := c.adminClient()
 	if err != nil {
 		return err
 	}
@@ -288,12 +288,18 @@ func (c *Cluster) alive() bool {
 }
 
 func (c *Cluster) ready(ctx context.Context) error {
-	p := &pki{dir: filepath.Join(c.dir, "pki"), caCert: filepath.Join(c.dir, "pki", "ca.crt")}
-	hc, err := adminHTTP(p.caCert, client{cert: filepath.Join(p.dir, "admin.crt"), key: filepath.Join(p.dir, "admin.key")})
+	hc, err := c.adminClient()
 	if err != nil {
 		return err
 	}
 	return localproc.HTTPProbe(hc, c.Server+"/readyz", http.StatusOK)(ctx)
+}
+
+// adminClient is an HTTP client for the apiserver with the admin identity
+// (system:masters) that start creates.
+func (c *Cluster) adminClient() (*http.Client, error) {
+	p := pkiAt(filepath.Join(c.dir, "pki"))
+	return adminHTTP(p.caCert, p.clientFiles("admin"))
 }
 
 // running reports whether pid is alive and still the recorded binary (a

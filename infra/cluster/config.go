@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,7 +117,7 @@ func (c *Cluster) waitNodesReady(ctx context.Context, hc *http.Client, n int) er
 			if err != nil {
 				msg = err.Error()
 			}
-			return fmt.Errorf("cluster: nodes not Ready after 60 s (%s); see %s", msg, strings.Join([]string{c.dir, "logs", "kwok.log"}, "/"))
+			return fmt.Errorf("cluster: nodes not Ready after 60 s (%s); see %s", msg, filepath.Join(c.dir, "logs", "kwok.log"))
 		}
 		select {
 		case <-ctx.Done():

@@ -31,16 +31,26 @@ type pki struct {
 // client is a client certificate and key for one identity.
 type client struct{ cert, key string }
 
-// newPKI writes the CA, the serving certificate and the service-account keys
-// under dir unless they exist (so a restarted cluster keeps its identity and
-// existing kubeconfigs stay valid).
-func newPKI(dir string) (*pki, error) {
-	p := &pki{
+// pkiAt is the layout of the PKI under dir (no file is read or written).
+func pkiAt(dir string) *pki {
+	return &pki{
 		dir:    dir,
 		caCert: filepath.Join(dir, "ca.crt"), caKey: filepath.Join(dir, "ca.key"),
 		serverCert: filepath.Join(dir, "apiserver.crt"), serverKey: filepath.Join(dir, "apiserver.key"),
 		saKey: filepath.Join(dir, "sa.key"), saPub: filepath.Join(dir, "sa.pub"),
 	}
+}
+
+// clientFiles are the certificate and key paths of client identity name.
+func (p *pki) clientFiles(name string) client {
+	return client{cert: filepath.Join(p.dir, name+".crt"), key: filepath.Join(p.dir, name+".key")}
+}
+
+// newPKI writes the CA, the serving certificate and the service-account keys
+// under dir unless they exist (so a restarted cluster keeps its identity and
+// existing kubeconfigs stay valid).
+func newPKI(dir string) (*pki, error) {
+	p := pkiAt(dir)
 	if _, err := os.Stat(p.saPub); err == nil {
 		return p, nil
 	}
@@ -104,7 +114,7 @@ func newPKI(dir string) (*pki, error) {
 // client returns (creating on first use) a client certificate for user in
 // the given groups (organisations).
 func (p *pki) client(name, user string, groups ...string) (client, error) {
-	c := client{cert: filepath.Join(p.dir, name+".crt"), key: filepath.Join(p.dir, name+".key")}
+	c := p.clientFiles(name)
 	if _, err := os.Stat(c.key); err == nil {
 		return c, nil
 	}

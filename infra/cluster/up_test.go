@@ -50,7 +50,7 @@ func TestUpDeploymentAndResize(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Down(context.Background())) })
 
-	hc, err := adminHTTP(filepath.Join(dir, "pki", "ca.crt"), client{cert: filepath.Join(dir, "pki", "admin.crt"), key: filepath.Join(dir, "pki", "admin.key")})
+	hc, err := c.adminClient()
 	require.NoError(t, err)
 
 	replicas := int32(3)
