@@ -84,7 +84,7 @@ generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy
 	$(GO) generate $(PKGS)
 	@test -x $(BIN)/controller-gen || bash ci/setup.sh
 	$(BIN)/controller-gen object paths=./controller/api/...
-	$(BIN)/controller-gen crd paths=./controller/api/... output:crd:artifacts:config=controller/api/crd
+	$(BIN)/controller-gen crd:allowDangerousTypes=true paths=./controller/api/... output:crd:artifacts:config=controller/api/crd
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps pinned tools).

@@ -15,10 +15,12 @@ CONTROLLER_GEN_VERSION=v0.19.0    # sigs.k8s.io/controller-tools, the release fo
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
-# Debian packages: PostgreSQL server (initdb/pg_ctl/postgres) and Prometheus.
+# Debian packages: PostgreSQL server (initdb/pg_ctl/postgres), Prometheus and
+# InfluxDB 1.6 (influxd, the trajectory store's database).
 apt_pkgs=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_pkgs+=(postgresql)
 command -v prometheus >/dev/null 2>&1 || apt_pkgs+=(prometheus)
+command -v influxd >/dev/null 2>&1 || apt_pkgs+=(influxdb)
 if ((${#apt_pkgs[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then
 		log "need root to apt-get install ${apt_pkgs[*]}"; exit 1
@@ -28,9 +30,10 @@ if ((${#apt_pkgs[@]})); then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}" >/dev/null
 	# The Debian packages start system services; the tests run their own.
-	systemctl disable --now prometheus postgresql >/dev/null 2>&1 || true
+	systemctl disable --now prometheus postgresql influxdb >/dev/null 2>&1 || true
 	service prometheus stop >/dev/null 2>&1 || true
 	service postgresql stop >/dev/null 2>&1 || true
+	service influxdb stop >/dev/null 2>&1 || true
 fi
 
 # go_tool NAME PKG VERSION: go install PKG@VERSION as .bin/NAME, keyed by version.

@@ -321,7 +321,7 @@ func TestManifestGolden(t *testing.T) {
 	for i, a := range manifestApps() {
 		o := ManifestOptions{}
 		if i == 1 {
-			o = ManifestOptions{Namespace: "aware-apps", Recommender: "default", UpdateMode: v1alpha1.UpdateModeAuto}
+			o = ManifestOptions{Namespace: "aware-apps", Recommender: "default", UpdateMode: v1alpha1.UpdateModeRecreate}
 		}
 		data, err := Manifest(a, o)
 		require.NoError(t, err)
@@ -329,24 +329,22 @@ func TestManifestGolden(t *testing.T) {
 
 		// Every document decodes strictly into its typed object.
 		docs := strings.Split(string(data), "\n---\n")
-		require.Len(t, docs, 5)
+		require.Len(t, docs, 4)
 		var cm corev1.ConfigMap
 		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[0]), &cm))
 		spec, err := app.Parse("configmap", []byte(cm.Data["app.yaml"]))
 		require.NoError(t, err)
 		assert.Equal(t, a.Spec, spec)
-		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[1]), &cm))
-		var prof v1alpha1.AgentProfile
-		require.NoError(t, yaml.UnmarshalStrict([]byte(cm.Data[v1alpha1.AgentProfileKey]), &prof))
-		assert.Equal(t, a.Profile, prof)
 		var d appsv1.Deployment
-		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[2]), &d))
+		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[1]), &d))
 		c := d.Spec.Template.Spec.Containers[0]
 		assert.Equal(t, c.Resources.Requests, c.Resources.Limits)
 		var svc corev1.Service
-		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[3]), &svc))
+		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[2]), &svc))
 		var mpa v1alpha1.MultidimPodAutoscaler
-		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[4]), &mpa))
+		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[3]), &mpa))
+		require.NotNil(t, mpa.Spec.Agent)
+		assert.Equal(t, a.Profile, *mpa.Spec.Agent)
 		assert.Equal(t, int32(20), mpa.Spec.Constraints.MaxReplicas)
 		assert.Equal(t, d.Name, mpa.Spec.ScaleTargetRef.Name)
 	}

@@ -77,7 +77,7 @@ type ManifestOptions struct {
 func DefaultManifestOptions() ManifestOptions {
 	return ManifestOptions{
 		Image:               ImageRepository + ":" + DefaultImageTag,
-		UpdateMode:          v1alpha1.UpdateModeInPlace,
+		UpdateMode:          v1alpha1.UpdateModeInPlaceOrRecreate,
 		Recommender:         DefaultRecommender,
 		Bounds:              gym.DefaultBounds(),
 		ObjectStoreEndpoint: "http://aware-objstore:7070",
@@ -111,16 +111,15 @@ func (o ManifestOptions) withDefaults() ManifestOptions {
 
 // Objects are the Kubernetes objects of one application.
 type Objects struct {
-	AppConfig     *corev1.ConfigMap
-	ProfileConfig *corev1.ConfigMap
-	Deployment    *appsv1.Deployment
-	Service       *corev1.Service
-	MPA           *v1alpha1.MultidimPodAutoscaler
+	AppConfig  *corev1.ConfigMap
+	Deployment *appsv1.Deployment
+	Service    *corev1.Service
+	MPA        *v1alpha1.MultidimPodAutoscaler
 }
 
-// Build returns the objects of a: the app spec and agent profile
-// ConfigMaps, the Deployment running the workload server, its Service and
-// the MultidimPodAutoscaler that scales it.
+// Build returns the objects of a: the app spec ConfigMap, the Deployment
+// running the workload server, its Service and the MultidimPodAutoscaler
+// that scales it, which carries the app's agent profile (spec.agent).
 func Build(a App, opts ManifestOptions) (Objects, error) {
 	if err := a.Validate(); err != nil {
 		return Objects{}, fmt.Errorf("manifests: %w", err)
@@ -137,10 +136,6 @@ func Build(a App, opts ManifestOptions) (Objects, error) {
 	if err != nil {
 		return Objects{}, fmt.Errorf("manifests: %s: %w", a.Name(), err)
 	}
-	profile, err := yaml.Marshal(a.Profile)
-	if err != nil {
-		return Objects{}, fmt.Errorf("manifests: %s: %w", a.Name(), err)
-	}
 	name := a.Name()
 	meta := func(n string, kind string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: n, Namespace: o.Namespace, Labels: labels(a, kind)}
@@ -151,11 +146,6 @@ func Build(a App, opts ManifestOptions) (Objects, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta(name+"-app", "app-spec"),
 		Data:       map[string]string{appFileName: string(spec)},
-	}
-	profileCM := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: meta(name+"-profile", "agent-profile"),
-		Data:       map[string]string{v1alpha1.AgentProfileKey: string(profile)},
 	}
 
 	selector := map[string]string{labelName: name, labelPartOf: "aware"}
@@ -219,11 +209,10 @@ func Build(a App, opts ManifestOptions) (Objects, error) {
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: podLabels,
 					Annotations: map[string]string{
-						"prometheus.io/scrape":   "true",
-						"prometheus.io/port":     strconv.Itoa(httpPort),
-						"prometheus.io/path":     "/metrics",
-						"aware.dev/spec-sha256":  hex.EncodeToString(sum[:8]),
-						"aware.dev/profile-name": profileCM.Name,
+						"prometheus.io/scrape":  "true",
+						"prometheus.io/port":    strconv.Itoa(httpPort),
+						"prometheus.io/path":    "/metrics",
+						"aware.dev/spec-sha256": hex.EncodeToString(sum[:8]),
 					},
 				},
 				Spec: corev1.PodSpec{
@@ -253,8 +242,7 @@ func Build(a App, opts ManifestOptions) (Objects, error) {
 		ObjectMeta: meta(name, "autoscaler"),
 		Spec:       mpaSpec(a, o),
 	}
-	mpa.Annotations = map[string]string{v1alpha1.AgentProfileAnnotation: profileCM.Name}
-	return Objects{AppConfig: appCM, ProfileConfig: profileCM, Deployment: deploy, Service: svc, MPA: mpa}, nil
+	return Objects{AppConfig: appCM, Deployment: deploy, Service: svc, MPA: mpa}, nil
 }
 
 func mpaSpec(a App, o ManifestOptions) v1alpha1.MultidimPodAutoscalerSpec {
@@ -285,7 +273,9 @@ func mpaSpec(a App, o ManifestOptions) v1alpha1.MultidimPodAutoscalerSpec {
 			ControlledResources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
 		}}},
 	}
-	if o.Recommender != "default" {
+	prof := a.Profile
+	spec.Agent = &prof
+	if o.Recommender != v1alpha1.DefaultRecommenderName {
 		spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: o.Recommender}}
 	}
 	return spec
@@ -340,7 +330,7 @@ func Manifest(a App, opts ManifestOptions) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	for i, obj := range []any{objs.AppConfig, objs.ProfileConfig, objs.Deployment, objs.Service, objs.MPA} {
+	for i, obj := range []any{objs.AppConfig, objs.Deployment, objs.Service, objs.MPA} {
 		data, err := toYAML(obj)
 		if err != nil {
 			return nil, fmt.Errorf("manifests: %s: %w", a.Name(), err)

@@ -50,7 +50,7 @@ Service and MultidimPodAutoscaler), then prints a summary of the pool.`,
 	f.StringVar(&fl.mo.Image, "image", fl.mo.Image, "workload server image of the manifests")
 	f.StringVar(&fl.mo.Namespace, "namespace", "", "namespace of the manifests' objects (default: none, kubectl's context)")
 	f.StringVar(&fl.mo.Recommender, "recommender", fl.mo.Recommender, `MPA recommender of the manifests ("default" for HPA + VPA)`)
-	f.StringVar(&fl.mode, "update-mode", string(fl.mo.UpdateMode), "MPA update mode of the manifests: Off, Initial, Recreate, InPlace or Auto")
+	f.StringVar(&fl.mode, "update-mode", string(fl.mo.UpdateMode), "MPA update mode of the manifests: Off, Initial, Recreate or InPlaceOrRecreate")
 	return cmd
 }
 
@@ -69,10 +69,10 @@ func runGenerate(cmd *cobra.Command, fl generateFlags) error {
 		errs = append(errs, fmt.Errorf("--train-fraction: %g is not in [0, 1]", fl.opts.TrainFraction))
 	}
 	switch m := v1alpha1.UpdateMode(fl.mode); m {
-	case v1alpha1.UpdateModeOff, v1alpha1.UpdateModeInitial, v1alpha1.UpdateModeRecreate, v1alpha1.UpdateModeInPlace, v1alpha1.UpdateModeAuto:
+	case v1alpha1.UpdateModeOff, v1alpha1.UpdateModeInitial, v1alpha1.UpdateModeRecreate, v1alpha1.UpdateModeInPlaceOrRecreate:
 		fl.mo.UpdateMode = m
 	default:
-		errs = append(errs, fmt.Errorf("--update-mode: %q is not Off, Initial, Recreate, InPlace or Auto", fl.mode))
+		errs = append(errs, fmt.Errorf("--update-mode: %q is not Off, Initial, Recreate or InPlaceOrRecreate", fl.mode))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -4,14 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// AgentProfileKey is the ConfigMap key that holds an AgentProfile as YAML.
-const AgentProfileKey = "profile.yaml"
-
-// AgentProfileAnnotation on an MPA names the ConfigMap (same namespace)
-// holding the profile of the agent that drives it.
-const AgentProfileAnnotation = GroupName + "/profile"
 
 // Defaults of an AgentProfile (paper §3.3–3.4 and the authors' artifact).
 const (
@@ -29,38 +25,68 @@ const (
 )
 
 // AgentProfile is the user's configuration of one AWARE agent (the paper's
-// profile P). It is not a resource: it is stored as YAML in a ConfigMap
-// under AgentProfileKey. Zero fields take their defaults in Default.
+// profile P), the MPA's spec.agent. Zero fields take their defaults in
+// Default; the CRD validates ranges, and Validate checks the defaulted
+// profile as a whole.
 type AgentProfile struct {
 	// Targets are the utilisation targets (usage / limit) of the fallback
 	// controller and of the MPA's default recommender.
-	Targets UtilisationTargets `json:"targets"`
+	// +optional
+	Targets UtilisationTargets `json:"targets,omitzero"`
 	// SLO is the application's service-level objective; empty means none
 	// (SLO preservation is then always 1).
-	SLO ProfileSLO `json:"slo"`
+	// +optional
+	SLO ProfileSLO `json:"slo,omitzero"`
 	// Alpha weighs SLO preservation against utilisation in the reward, in
-	// [0, 1]; nil means DefaultAlpha.
+	// [0, 1]; unset means 0.5.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
 	Alpha *float64 `json:"alpha,omitempty"`
 	// Thresholds drive the agent's lifecycle (Algorithm 1).
-	Thresholds RewardThresholds `json:"thresholds"`
+	// +optional
+	Thresholds RewardThresholds `json:"thresholds,omitzero"`
 	// Bootstrap keeps the fallback controller in charge while the agent
-	// trains offline; nil means true.
+	// trains offline; unset means true.
+	// +optional
 	Bootstrap *bool `json:"bootstrap,omitempty"`
-	// EpisodeLength is the number of RL steps per episode.
-	EpisodeLength int `json:"episodeLength"`
+	// EpisodeLength is the number of RL steps per episode; default 100.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	EpisodeLength int `json:"episodeLength,omitempty"`
+	// Actions bound how far one agent step may move the allocation.
+	// +optional
+	Actions ActionBounds `json:"actions,omitzero"`
 }
 
 // UtilisationTargets are usage / limit targets in (0, 1].
 type UtilisationTargets struct {
-	CPU    float64 `json:"cpu"`
-	Memory float64 `json:"memory"`
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	CPU float64 `json:"cpu,omitempty"`
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	Memory float64 `json:"memory,omitempty"`
 }
 
 // ProfileSLO is a latency or a throughput objective (at most one is set).
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.latencyP99Seconds) && has(self.throughputRPS))",message="set latencyP99Seconds or throughputRPS, not both"
 type ProfileSLO struct {
 	// LatencyP99Seconds bounds the 99th-percentile latency from above.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
 	LatencyP99Seconds float64 `json:"latencyP99Seconds,omitempty"`
 	// ThroughputRPS bounds the completed request rate from below.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
 	ThroughputRPS float64 `json:"throughputRPS,omitempty"`
 }
 
@@ -69,10 +95,77 @@ type ProfileSLO struct {
 // ONLINE → SERVING when the mean reaches Serving and the standard deviation
 // is at most Variance; SERVING → ONLINE otherwise.
 type RewardThresholds struct {
-	Online   float64 `json:"online"`
-	Serving  float64 `json:"serving"`
-	Variance float64 `json:"variance"`
-	Window   int     `json:"window"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Online float64 `json:"online,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Serving float64 `json:"serving,omitempty"`
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	Variance float64 `json:"variance,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Window int `json:"window,omitempty"`
+}
+
+// ActionBounds bound one agent step: the largest change of replicas, of
+// the CPU limit and of the memory limit (the artifact's discrete agent moves
+// by ±1 replica, ±128m and ±128Mi). Unset fields do not bound the step; the
+// MPA's constraints and resource policy bound the result in every case.
+type ActionBounds struct {
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicaChange *int32 `json:"maxReplicaChange,omitempty"`
+	// +optional
+	MaxCPUChange *resource.Quantity `json:"maxCPUChange,omitempty"`
+	// +optional
+	MaxMemoryChange *resource.Quantity `json:"maxMemoryChange,omitempty"`
+}
+
+// AgentStage is a stage of the agent lifecycle (paper Algorithm 1).
+// +kubebuilder:validation:Enum=Initialized;Offline;Online;Serving
+type AgentStage string
+
+// Agent stages.
+const (
+	// StageInitialized: the agent exists but has seen no episode.
+	StageInitialized AgentStage = "Initialized"
+	// StageOffline: the fallback (HPA + VPA) acts while the agent trains on
+	// its trajectories.
+	StageOffline AgentStage = "Offline"
+	// StageOnline: the agent acts and keeps training.
+	StageOnline AgentStage = "Online"
+	// StageServing: the agent acts with a frozen policy.
+	StageServing AgentStage = "Serving"
+)
+
+// AgentStatus is the persisted state of the agent that drives an MPA.
+type AgentStatus struct {
+	// Stage is the lifecycle stage.
+	Stage AgentStage `json:"stage"`
+	// StageTime is when the stage last changed.
+	// +optional
+	StageTime *metav1.Time `json:"stageTime,omitempty"`
+	// Episode is the current episode number; Step the step within it.
+	// +optional
+	Episode int64 `json:"episode,omitempty"`
+	// +optional
+	Step int32 `json:"step,omitempty"`
+	// EpisodeReward is the reward accumulated in the current episode.
+	// +optional
+	EpisodeReward float64 `json:"episodeReward,omitempty"`
+	// RecentReward is the mean reward of the last thresholds.window
+	// complete episodes, RecentRewardStdDev their standard deviation.
+	// +optional
+	RecentReward *float64 `json:"recentReward,omitempty"`
+	// +optional
+	RecentRewardStdDev *float64 `json:"recentRewardStdDev,omitempty"`
+	// LastStepReward is the reward of the last step.
+	// +optional
+	LastStepReward *float64 `json:"lastStepReward,omitempty"`
 }
 
 // DefaultAgentProfile returns a profile with every default and no SLO.
@@ -167,6 +260,17 @@ func (p AgentProfile) Validate() error {
 	}
 	if p.Thresholds.Window < 1 {
 		errs = append(errs, fmt.Errorf("thresholds.window: %d must be positive", p.Thresholds.Window))
+	}
+	if r := p.Actions.MaxReplicaChange; r != nil && *r < 1 {
+		errs = append(errs, fmt.Errorf("actions.maxReplicaChange: %d must be positive", *r))
+	}
+	for _, q := range []struct {
+		name string
+		q    *resource.Quantity
+	}{{"actions.maxCPUChange", p.Actions.MaxCPUChange}, {"actions.maxMemoryChange", p.Actions.MaxMemoryChange}} {
+		if q.q != nil && q.q.Sign() <= 0 {
+			errs = append(errs, fmt.Errorf("%s: %s must be positive", q.name, q.q))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -19,6 +19,8 @@ import (
 // +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.spec.constraints.maxReplicas`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.updatePolicy.updateMode`
+// +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.status.agent.stage`
+// +kubebuilder:printcolumn:name="Reward",type=number,JSONPath=`.status.agent.recentReward`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MultidimPodAutoscaler struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -63,32 +65,41 @@ type MultidimPodAutoscalerSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=4
 	Recommenders []RecommenderSelector `json:"recommenders,omitempty"`
+	// Agent is the profile of the AWARE agent that drives this MPA (the
+	// paper's profile P: SLO, reward weight, lifecycle thresholds,
+	// bootstrapping and action bounds). Unset fields take their defaults.
+	// +optional
+	Agent *AgentProfile `json:"agent,omitempty"`
 }
 
+// DefaultRecommenderName selects the built-in HPA + VPA recommender.
+const DefaultRecommenderName = "default"
+
 // UpdateMode says whether and how recommendations are applied to pods.
-// +kubebuilder:validation:Enum=Off;Initial;Recreate;InPlace;Auto
+// +kubebuilder:validation:Enum=Off;Initial;Recreate;InPlaceOrRecreate
 type UpdateMode string
 
-// Update modes.
+// Update modes (the names of the upstream VPA's update modes).
 const (
 	// UpdateModeOff computes recommendations without applying them.
 	UpdateModeOff UpdateMode = "Off"
-	// UpdateModeInitial sets resources only when pods are created.
+	// UpdateModeInitial sets resources only when pods are created (by the
+	// admission webhook) and scales replicas; running pods keep theirs.
 	UpdateModeInitial UpdateMode = "Initial"
-	// UpdateModeRecreate applies vertical changes by evicting pods.
+	// UpdateModeRecreate applies vertical changes by a rolling update of the
+	// workload's pod template.
 	UpdateModeRecreate UpdateMode = "Recreate"
-	// UpdateModeInPlace resizes running pods without restarting them.
-	UpdateModeInPlace UpdateMode = "InPlace"
-	// UpdateModeAuto picks the best available mechanism (in place when the
-	// cluster supports it, otherwise recreation).
-	UpdateModeAuto UpdateMode = "Auto"
+	// UpdateModeInPlaceOrRecreate resizes running pods in place (the pods
+	// resize subresource, Kubernetes 1.33+) and falls back to a rolling
+	// update of the pod template when the cluster refuses the resize.
+	UpdateModeInPlaceOrRecreate UpdateMode = "InPlaceOrRecreate"
 )
 
 // PodUpdatePolicy says how recommendations are applied.
 type PodUpdatePolicy struct {
-	// UpdateMode defaults to Auto.
+	// UpdateMode defaults to InPlaceOrRecreate.
 	// +optional
-	// +kubebuilder:default=Auto
+	// +kubebuilder:default=InPlaceOrRecreate
 	UpdateMode *UpdateMode `json:"updateMode,omitempty"`
 }
 
@@ -162,7 +173,9 @@ type ContainerResourcePolicy struct {
 
 // RecommenderSelector names a recommender.
 type RecommenderSelector struct {
-	// Name of the recommender, e.g. "aware".
+	// Name of the recommender: "default" (HPA + VPA, computed by the
+	// controller) or the name of an external recommender such as "aware",
+	// which writes status.recommendation itself.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
@@ -179,12 +192,18 @@ type MultidimPodAutoscalerStatus struct {
 	// CurrentReplicas is the number of replicas last seen.
 	// +optional
 	CurrentReplicas int32 `json:"currentReplicas,omitempty"`
-	// DesiredReplicas is the number of replicas last recommended.
+	// DesiredReplicas is the replica count the updater last asked for: the
+	// recommendation after constraints, rate limits and stabilisation.
 	// +optional
 	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
-	// Recommendation is the latest per-container resource recommendation.
+	// Recommendation is the latest recommendation: replicas and
+	// per-container resources.
 	// +optional
 	Recommendation *RecommendedPodResources `json:"recommendation,omitempty"`
+	// Agent is the state of the agent that drives this MPA, persisted here
+	// so that a restarted controller continues from it.
+	// +optional
+	Agent *AgentStatus `json:"agent,omitempty"`
 	// CurrentMetrics are the last read values of the spec's metrics.
 	// +optional
 	// +listType=atomic
@@ -206,10 +225,29 @@ const (
 	// ConditionScalingLimited is true when a recommendation was capped by
 	// the constraints or the resource policy.
 	ConditionScalingLimited = "ScalingLimited"
+	// ConditionMetricsAvailable is false when the metrics of the target
+	// are missing or stale; the recommendation is then held.
+	ConditionMetricsAvailable = "MetricsAvailable"
+	// ConditionResizedInPlace is true when the last vertical change was
+	// applied in place, false when it fell back to a rolling update.
+	ConditionResizedInPlace = "ResizedInPlace"
 )
 
-// RecommendedPodResources is the recommendation for every container.
+// RecommendedPodResources is the recommendation for the workload: its
+// replicas and every container's resources.
 type RecommendedPodResources struct {
+	// Replicas is the recommended replica count, before the updater's
+	// rate limits; unset means no horizontal recommendation.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Recommender names who produced this recommendation.
+	// +optional
+	Recommender string `json:"recommender,omitempty"`
+	// Time is when it was produced; the updater ignores recommendations
+	// older than a few steps.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=containerName
@@ -218,6 +256,7 @@ type RecommendedPodResources struct {
 
 // RecommendedContainerResources is the recommendation for one container.
 type RecommendedContainerResources struct {
+	// +kubebuilder:validation:MinLength=1
 	ContainerName string `json:"containerName"`
 	// Target is the recommended resources, within the policy's bounds.
 	Target corev1.ResourceList `json:"target"`

@@ -39,7 +39,7 @@ func TestCRDHasSchemaAndRules(t *testing.T) {
 	for _, c := range v["additionalPrinterColumns"].([]any) {
 		columns = append(columns, c.(map[string]any)["name"].(string))
 	}
-	assert.Equal(t, []string{"Target", "Min", "Max", "Replicas", "Mode", "Age"}, columns)
+	assert.Equal(t, []string{"Target", "Min", "Max", "Replicas", "Mode", "Stage", "Reward", "Age"}, columns)
 
 	text := string(data)
 	for _, rule := range []string{
@@ -49,7 +49,12 @@ func TestCRDHasSchemaAndRules(t *testing.T) {
 	} {
 		assert.Contains(t, text, rule)
 	}
-	assert.Contains(t, text, "- InPlace", "updateMode enum")
+	assert.Contains(t, text, "- InPlaceOrRecreate", "updateMode enum")
+	for _, rule := range []string{
+		"set latencyP99Seconds or throughputRPS, not both",
+	} {
+		assert.Contains(t, text, rule)
+	}
 }
 
 // TestGeneratedFilesCurrent runs controller-gen into a temporary directory
@@ -61,7 +66,7 @@ func TestGeneratedFilesCurrent(t *testing.T) {
 		t.Skipf("controller-gen not installed (run `make setup`): %v", err)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(gen, "object", "crd", "paths=./", "output:object:dir="+dir, "output:crd:dir="+dir)
+	cmd := exec.Command(gen, "object", "crd:allowDangerousTypes=true", "paths=./", "output:object:dir="+dir, "output:crd:dir="+dir)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for got, want := range map[string]string{
@@ -85,7 +90,7 @@ func TestSchemeAndDeepCopy(t *testing.T) {
 	assert.IsType(t, &MultidimPodAutoscaler{}, obj)
 	assert.Equal(t, "multidimpodautoscalers.autoscaling.aware.dev", Resource("multidimpodautoscalers").String())
 
-	mode := UpdateModeInPlace
+	mode := UpdateModeInPlaceOrRecreate
 	in := &MultidimPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n"},
 		Spec: MultidimPodAutoscalerSpec{
@@ -102,7 +107,7 @@ func TestSchemeAndDeepCopy(t *testing.T) {
 	require.Equal(t, in, out)
 	*out.Spec.UpdatePolicy.UpdateMode = UpdateModeOff
 	out.Spec.ResourcePolicy.ContainerPolicies[0].MinAllowed[corev1.ResourceCPU] = resource.MustParse("1")
-	assert.Equal(t, UpdateModeInPlace, *in.Spec.UpdatePolicy.UpdateMode, "deep copy shares the update mode")
+	assert.Equal(t, UpdateModeInPlaceOrRecreate, *in.Spec.UpdatePolicy.UpdateMode, "deep copy shares the update mode")
 	assert.Equal(t, "128m", in.Spec.ResourcePolicy.ContainerPolicies[0].MinAllowed.Cpu().String())
 
 	// An empty status is left out of the serialised object.
@@ -147,6 +152,9 @@ func TestAgentProfileValidate(t *testing.T) {
 		{"short episodes", func(p *AgentProfile) { p.EpisodeLength = 50 }, []string{"thresholds.online: 130 is not in [0, 100]"}},
 		{"variance", func(p *AgentProfile) { p.Thresholds.Variance = -1 }, []string{"thresholds.variance: -1"}},
 		{"window and episode", func(p *AgentProfile) { p.Thresholds.Window, p.EpisodeLength = -1, -1 }, []string{"thresholds.window: -1", "episodeLength: -1"}},
+		{"action bounds", func(p *AgentProfile) {
+			p.Actions = ActionBounds{MaxReplicaChange: ptr(int32(0)), MaxCPUChange: ptr(resource.MustParse("-1m")), MaxMemoryChange: ptr(resource.MustParse("0"))}
+		}, []string{"actions.maxReplicaChange: 0", "actions.maxCPUChange: -1m must be positive", "actions.maxMemoryChange: 0 must be positive"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
