@@ -15,5 +15,6 @@ func subcommands() []*cobra.Command {
 		newBenchCmd(),
 		newGenerateCmd(),
 		newClusterCmd(),
+		newEnvCmd(),
 	}
 }

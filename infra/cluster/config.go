@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -125,4 +126,24 @@ func (c *Cluster) waitNodesReady(ctx context.Context, hc *http.Client, n int) er
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// UserKubeconfig writes dir/<name>.kubeconfig for a user with a client
+// certificate of the cluster's CA (CommonName user, organisations groups),
+// and returns its path. The user has no rights until RBAC grants them; tests
+// use it to run a component with exactly its ClusterRole.
+func (c *Cluster) UserKubeconfig(name, user string, groups ...string) (string, error) {
+	if name == "" || user == "" || strings.ContainsAny(name, `/\`) {
+		return "", fmt.Errorf("cluster: user kubeconfig: bad name %q or user %q", name, user)
+	}
+	p := pkiAt(filepath.Join(c.dir, "pki"))
+	id, err := p.client("user-"+name, user, groups...)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.dir, name+".kubeconfig")
+	if err := writeKubeconfig(path, c.Server, p.caCert, id); err != nil {
+		return "", err
+	}
+	return path, nil
 }

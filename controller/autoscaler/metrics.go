@@ -1,0 +1,42 @@
+package autoscaler
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the controller's own Prometheus metrics.
+type Metrics struct {
+	recommendations prometheus.Counter
+	decisions       *prometheus.CounterVec
+	actuation       *prometheus.HistogramVec
+	errors          *prometheus.CounterVec
+	reconcile       prometheus.Histogram
+	reward          *prometheus.GaugeVec
+	episodeReward   *prometheus.GaugeVec
+	stage           *prometheus.GaugeVec
+}
+
+// NewMetrics creates the metrics and registers them with reg (nil: not
+// registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		recommendations: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_controller_recommendations_total",
+			Help: "Recommendations computed (one per MPA step with fresh metrics)."}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_actuations_total",
+			Help: "Changes applied, by kind: replicas (scale subresource), resize (in place), template (rolling update)."}, []string{"kind"}),
+		actuation: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "aware_controller_actuation_seconds",
+			Help: "Latency of an actuation API call, by kind.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"kind"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_errors_total",
+			Help: "Failures, by where: observe, scale, resize, resize_refused, template, status, store."}, []string{"where"}),
+		reconcile: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_controller_step_seconds",
+			Help: "Duration of one MPA step.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
+		reward: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_step_reward",
+			Help: "Reward of the last step, per MPA."}, []string{"namespace", "name"}),
+		episodeReward: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_recent_episode_reward",
+			Help: "Mean reward of the recent complete episodes, per MPA."}, []string{"namespace", "name"}),
+		stage: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_agent_stage",
+			Help: "1 for the agent's current lifecycle stage, per MPA."}, []string{"namespace", "name", "stage"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.reward, m.episodeReward, m.stage)
+	}
+	return m
+}

@@ -1,0 +1,143 @@
+package autoscaler
+
+import (
+	"math"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/aware-autoscaler/aware/controller/recommender"
+)
+
+// Resources are one container's CPU (cores) and memory (bytes) limits; a
+// zero field is unset.
+type Resources struct {
+	CPU, Memory float64
+}
+
+// ContainerResources reads the limits of a container (the requests when a
+// limit is unset).
+func ContainerResources(r corev1.ResourceRequirements) Resources {
+	get := func(n corev1.ResourceName) float64 {
+		q, ok := r.Limits[n]
+		if !ok {
+			q, ok = r.Requests[n]
+		}
+		if !ok {
+			return 0
+		}
+		if n == corev1.ResourceCPU {
+			return float64(q.MilliValue()) / 1000
+		}
+		return float64(q.Value())
+	}
+	return Resources{CPU: get(corev1.ResourceCPU), Memory: get(corev1.ResourceMemory)}
+}
+
+// Round brings resources to what the API stores without churn: whole
+// millicores and whole MiB.
+func Round(r Resources) Resources {
+	return Resources{CPU: math.Round(r.CPU*1000) / 1000, Memory: math.Round(r.Memory/mib) * mib}
+}
+
+const mib = 1 << 20
+
+// DesiredReplicas bounds a recommended replica count by the constraints
+// and, when the agent acts, by the profile's maxReplicaChange per step. It
+// reports whether anything was capped.
+func DesiredReplicas(p Policy, current, recommended int32, agent bool) (int32, bool) {
+	want := recommended
+	if agent && p.Agent != nil && p.Agent.Actions.MaxReplicaChange != nil && current > 0 {
+		d := *p.Agent.Actions.MaxReplicaChange
+		want = min(max(want, current-d), current+d)
+	}
+	want = min(max(want, int32(p.Bounds.MinReplicas)), int32(min(p.Bounds.MaxReplicas, math.MaxInt32)))
+	return want, want != recommended
+}
+
+// TargetResources bounds recommended resources by the resource policy and,
+// when the agent acts, by the profile's per-step change limits; resources
+// the policy does not control keep their current value. It reports whether
+// anything was capped.
+func TargetResources(p Policy, current, recommended Resources, agent bool) (Resources, bool) {
+	out := recommended
+	if agent && p.Agent != nil {
+		a := p.Agent.Actions
+		if a.MaxCPUChange != nil && current.CPU > 0 {
+			d := float64(a.MaxCPUChange.MilliValue()) / 1000
+			out.CPU = min(max(out.CPU, current.CPU-d), current.CPU+d)
+		}
+		if a.MaxMemoryChange != nil && current.Memory > 0 {
+			d := float64(a.MaxMemoryChange.Value())
+			out.Memory = min(max(out.Memory, current.Memory-d), current.Memory+d)
+		}
+	}
+	b := p.Bounds
+	out.CPU = min(max(out.CPU, b.MinCPU), b.MaxCPU)
+	out.Memory = min(max(out.Memory, b.MinMemory), b.MaxMemory)
+	out = Round(out)
+	limited := out != Round(recommended)
+	if !p.ScaleCPU {
+		out.CPU = current.CPU
+	}
+	if !p.ScaleMemory {
+		out.Memory = current.Memory
+	}
+	return out, limited
+}
+
+// Differs reports whether a container's current resources differ from the
+// target in a controlled resource (after rounding).
+func Differs(p Policy, current, target Resources) bool {
+	c, t := Round(current), Round(target)
+	return (p.ScaleCPU && c.CPU != t.CPU) || (p.ScaleMemory && c.Memory != t.Memory)
+}
+
+// WithResources returns r with its controlled limits set to t. A request
+// keeps its ratio to the limit it had (requests = limits stays so); a
+// request without a limit is set to the target.
+func WithResources(p Policy, r corev1.ResourceRequirements, t Resources) corev1.ResourceRequirements {
+	out := *r.DeepCopy()
+	set := func(n corev1.ResourceName, v float64) {
+		var q resource.Quantity
+		if n == corev1.ResourceCPU {
+			q = *resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI)
+		} else {
+			q = *resource.NewQuantity(int64(math.Round(v)), resource.BinarySI)
+		}
+		lim, hasLim := out.Limits[n]
+		req, hasReq := out.Requests[n]
+		switch {
+		case hasLim && hasReq && lim.Cmp(req) != 0 && !lim.IsZero():
+			ratio := req.AsApproximateFloat64() / lim.AsApproximateFloat64()
+			out.Limits[n] = q
+			if n == corev1.ResourceCPU {
+				out.Requests[n] = *resource.NewMilliQuantity(int64(math.Round(v*ratio*1000)), resource.DecimalSI)
+			} else {
+				out.Requests[n] = *resource.NewQuantity(int64(math.Round(v*ratio)), resource.BinarySI)
+			}
+		case hasLim:
+			out.Limits[n] = q
+			if hasReq {
+				out.Requests[n] = q
+			}
+		default:
+			if out.Requests == nil {
+				out.Requests = corev1.ResourceList{}
+			}
+			out.Requests[n] = q
+		}
+	}
+	if p.ScaleCPU && t.CPU > 0 {
+		set(corev1.ResourceCPU, t.CPU)
+	}
+	if p.ScaleMemory && t.Memory > 0 {
+		set(corev1.ResourceMemory, t.Memory)
+	}
+	return out
+}
+
+// ToAllocation joins replicas and resources.
+func ToAllocation(replicas int32, r Resources) recommender.Allocation {
+	return recommender.Allocation{Replicas: int(replicas), CPU: r.CPU, Memory: r.Memory}
+}

@@ -1,0 +1,112 @@
+package autoscaler
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+func TestDesiredReplicas(t *testing.T) {
+	p, err := PolicyOf(testMPA())
+	require.NoError(t, err)
+	q := p
+	q.Agent = q.Agent.DeepCopy()
+	q.Agent.Actions.MaxReplicaChange = ptr(int32(1))
+	tests := []struct {
+		name       string
+		p          Policy
+		cur, rec   int32
+		agent      bool
+		want       int32
+		wantCapped bool
+	}{
+		{"within bounds", p, 3, 5, false, 5, false},
+		{"above max", p, 3, 50, false, 20, true},
+		{"below min", p, 3, 0, false, 1, true},
+		{"agent step limit up", q, 3, 6, true, 4, true},
+		{"agent step limit down", q, 3, 1, true, 2, true},
+		{"step limit ignored for the fallback", q, 3, 6, false, 6, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, capped := DesiredReplicas(tt.p, tt.cur, tt.rec, tt.agent)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantCapped, capped)
+		})
+	}
+}
+
+func TestTargetResources(t *testing.T) {
+	p, err := PolicyOf(testMPA())
+	require.NoError(t, err)
+	q := p
+	q.Agent = q.Agent.DeepCopy()
+	q.Agent.Actions.MaxCPUChange = ptr(resource.MustParse("128m"))
+	q.Agent.Actions.MaxMemoryChange = ptr(resource.MustParse("128Mi"))
+	memOnly := p
+	memOnly.ScaleCPU = false
+	cur := Resources{CPU: 0.5, Memory: 512 * gym.MiB}
+	tests := []struct {
+		name       string
+		p          Policy
+		rec        Resources
+		agent      bool
+		want       Resources
+		wantCapped bool
+	}{
+		{"within", p, Resources{1, 1024 * gym.MiB}, false, Resources{1, 1024 * gym.MiB}, false},
+		{"rounded to millicores and MiB", p, Resources{0.7004, 700.4 * gym.MiB}, false, Resources{0.7, 700 * gym.MiB}, false},
+		{"capped by the policy", p, Resources{4, 100 * gym.MiB}, false, Resources{2.048, 256 * gym.MiB}, true},
+		{"agent step", q, Resources{1, 128 * gym.MiB}, true, Resources{0.628, 384 * gym.MiB}, true},
+		{"uncontrolled cpu kept", memOnly, Resources{1, 1024 * gym.MiB}, false, Resources{0.5, 1024 * gym.MiB}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, capped := TargetResources(tt.p, cur, tt.rec, tt.agent)
+			assert.InDelta(t, tt.want.CPU, got.CPU, 1e-9)
+			assert.InDelta(t, tt.want.Memory, got.Memory, 1e-3)
+			assert.Equal(t, tt.wantCapped, capped)
+		})
+	}
+}
+
+func TestWithResources(t *testing.T) {
+	p, err := PolicyOf(testMPA())
+	require.NoError(t, err)
+	rl := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	}
+	tests := []struct {
+		name string
+		in   corev1.ResourceRequirements
+		want corev1.ResourceRequirements
+	}{
+		{"requests = limits stay equal", corev1.ResourceRequirements{Requests: rl("500m", "256Mi"), Limits: rl("500m", "256Mi")},
+			corev1.ResourceRequirements{Requests: rl("1", "512Mi"), Limits: rl("1", "512Mi")}},
+		{"ratio kept", corev1.ResourceRequirements{Requests: rl("250m", "128Mi"), Limits: rl("500m", "256Mi")},
+			corev1.ResourceRequirements{Requests: rl("500m", "256Mi"), Limits: rl("1", "512Mi")}},
+		{"requests only", corev1.ResourceRequirements{Requests: rl("500m", "256Mi")},
+			corev1.ResourceRequirements{Requests: rl("1", "512Mi")}},
+		{"nothing set", corev1.ResourceRequirements{}, corev1.ResourceRequirements{Requests: rl("1", "512Mi")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := WithResources(p, tt.in, Resources{CPU: 1, Memory: 512 * gym.MiB})
+			for _, pair := range [][2]corev1.ResourceList{{tt.want.Requests, got.Requests}, {tt.want.Limits, got.Limits}} {
+				require.Len(t, pair[1], len(pair[0]))
+				for k, v := range pair[0] {
+					g := pair[1][k]
+					assert.Zero(t, v.Cmp(g), "%s: want %s, got %s", k, v.String(), g.String())
+				}
+			}
+			assert.Equal(t, Resources{CPU: 1, Memory: 512 * gym.MiB}, ContainerResources(got))
+		})
+	}
+	assert.False(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.5001, 256.2 * gym.MiB}), "rounding noise is no change")
+	assert.True(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.501, 256 * gym.MiB}))
+}

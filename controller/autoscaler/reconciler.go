@@ -1,0 +1,595 @@
+package autoscaler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/recommender"
+	"github.com/aware-autoscaler/aware/controller/recommender/hpa"
+	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+// +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;replicasets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+type config struct {
+	step        time.Duration
+	maxRecAge   int
+	concurrency int
+	log         *slog.Logger
+	now         func() time.Time
+	metrics     *Metrics
+	recorder    record.EventRecorder
+}
+
+// Option configures a Reconciler.
+type Option func(*config)
+
+// WithStep sets the step interval (default 15 s, the HPA's sync period).
+func WithStep(d time.Duration) Option { return func(c *config) { c.step = d } }
+
+// WithMaxRecommendationAge sets after how many steps an external
+// recommendation is stale (default 3).
+func WithMaxRecommendationAge(steps int) Option { return func(c *config) { c.maxRecAge = steps } }
+
+// WithConcurrency sets how many MPAs are reconciled at once (default 8).
+func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithMetrics sets where the controller's own metrics go.
+func WithMetrics(m *Metrics) Option { return func(c *config) { c.metrics = m } }
+
+// WithRecorder sets the event recorder (default: events are dropped).
+func WithRecorder(r record.EventRecorder) Option { return func(c *config) { c.recorder = r } }
+
+// Reconciler runs one step of every MPA per step interval.
+type Reconciler struct {
+	c     client.Client
+	obs   Observer
+	store Trajectories
+	cfg   config
+
+	mu    sync.Mutex
+	state map[types.UID]*mpaState
+	names map[types.UID]types.NamespacedName
+}
+
+// mpaState is what the controller keeps in memory per MPA: the default
+// recommender's histories and the last step, for the next trajectory
+// record. Losing it (a restart) costs history, not correctness.
+type mpaState struct {
+	gen   int64
+	rec   *mpa.MPA
+	start time.Time
+	last  time.Time
+	// prevState and prevAction are the last step's state and action; the
+	// reward observed next completes their trajectory record.
+	prevState, prevAction []float64
+	prevArrival           float64
+}
+
+// New returns a Reconciler reading metrics from obs and writing
+// trajectories to store (nil: no trajectories).
+func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Reconciler, error) {
+	cfg := config{step: 15 * time.Second, maxRecAge: 3, concurrency: 8, log: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	switch {
+	case c == nil || obs == nil:
+		return nil, errors.New("autoscaler: a client and an observer are required")
+	case cfg.step < time.Second:
+		return nil, fmt.Errorf("autoscaler: step %v is below 1s", cfg.step)
+	case cfg.maxRecAge < 1:
+		return nil, fmt.Errorf("autoscaler: max recommendation age %d steps must be positive", cfg.maxRecAge)
+	case cfg.concurrency < 1:
+		return nil, fmt.Errorf("autoscaler: concurrency %d must be positive", cfg.concurrency)
+	}
+	if cfg.metrics == nil {
+		cfg.metrics = NewMetrics(nil)
+	}
+	if cfg.recorder == nil {
+		cfg.recorder = &record.FakeRecorder{}
+	}
+	return &Reconciler{c: c, obs: obs, store: store, cfg: cfg, state: map[types.UID]*mpaState{}, names: map[types.UID]types.NamespacedName{}}, nil
+}
+
+// SetupWithManager registers the reconciler: MPAs are reconciled when their
+// spec changes and then once per step.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("multidimpodautoscaler").
+		For(&v1alpha1.MultidimPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.cfg.concurrency}).
+		Complete(r)
+}
+
+// Reconcile runs one step of one MPA.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var m v1alpha1.MultidimPodAutoscaler
+	if err := r.c.Get(ctx, req.NamespacedName, &m); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	now := r.cfg.now()
+	st := r.stateFor(&m)
+	if !st.last.IsZero() && st.gen == m.Generation && now.Sub(st.last) < r.cfg.step*9/10 {
+		return ctrl.Result{RequeueAfter: r.untilNextRound(now)}, nil
+	}
+	log := r.cfg.log.With("mpa", req.String())
+	orig := m.DeepCopy()
+	start := time.Now()
+	err := r.step(ctx, &m, st, now, log)
+	st.last, st.gen = now, m.Generation
+	if perr := r.patchStatus(ctx, orig, &m); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	r.cfg.metrics.reconcile.Observe(time.Since(start).Seconds())
+	if err != nil {
+		// Transient API errors: retry with back-off; every step is also
+		// retried at the next round.
+		log.Warn("step failed", "err", err)
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.untilNextRound(now)}, nil
+}
+
+// untilNextRound aligns steps on multiples of the step interval, so that
+// one round of metric queries serves every MPA.
+func (r *Reconciler) untilNextRound(now time.Time) time.Duration {
+	next := now.Truncate(r.cfg.step).Add(r.cfg.step)
+	return max(next.Sub(now), time.Millisecond)
+}
+
+// forget drops the state of a deleted MPA (states are keyed by UID, so a
+// re-created MPA of the same name starts afresh).
+func (r *Reconciler) forget(n types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for uid, name := range r.names {
+		if name == n {
+			delete(r.state, uid)
+			delete(r.names, uid)
+		}
+	}
+}
+
+func (r *Reconciler) stateFor(m *v1alpha1.MultidimPodAutoscaler) *mpaState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.state[m.UID]
+	if !ok {
+		s = &mpaState{gen: m.Generation}
+		r.state[m.UID] = s
+		r.names[m.UID] = types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
+	}
+	return s
+}
+
+// step is one MPA step; it edits m's status and returns API errors.
+func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, now time.Time, log *slog.Logger) error {
+	gen := m.Generation
+	m.Status.ObservedGeneration = gen
+	pol, err := PolicyOf(m)
+	if err != nil {
+		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
+		r.event(m, corev1.EventTypeWarning, "InvalidSpec", err.Error())
+		return nil
+	}
+	if st.rec == nil || st.gen != gen {
+		if st.rec, err = r.newRecommender(pol); err != nil {
+			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
+			return nil
+		}
+		st.start = now
+	}
+
+	// The target and its pods.
+	target, scale, err := r.getScale(ctx, m)
+	if err != nil {
+		r.cfg.metrics.errors.WithLabelValues("scale").Inc()
+		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedGetScale", err.Error())
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return nil
+		}
+		return err
+	}
+	pods, err := r.pods(ctx, m.Namespace, scale.Status.Selector)
+	if err != nil {
+		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedListPods", err.Error())
+		return err
+	}
+	r.setCondition(m, v1alpha1.ConditionAbleToScale, true, "SucceededGetScale", "the target's scale subresource and pods can be read")
+	container := pol.Container
+	if container == "" && len(pods) > 0 {
+		container = pods[0].Spec.Containers[0].Name
+	}
+	cur := meanResources(pods, container, true)
+	m.Status.CurrentReplicas = scale.Status.Replicas
+
+	// Agent stage: INITIALIZED moves on at once (Algorithm 1).
+	if pol.Agent != nil {
+		if m.Status.Agent == nil {
+			m.Status.Agent = &v1alpha1.AgentStatus{Stage: v1alpha1.StageInitialized}
+		}
+		if next := NextStage(m.Status.Agent.Stage, *pol.Agent, nil); next != m.Status.Agent.Stage {
+			r.setStage(m, next, now)
+		}
+	}
+
+	// Observe.
+	names := make([]string, len(pods))
+	for i := range pods {
+		names[i] = pods[i].Name
+	}
+	met, err := r.obs.Observe(ctx, Query{Namespace: m.Namespace, Pods: names, Container: container, Window: r.cfg.step, At: now})
+	if err != nil {
+		r.cfg.metrics.errors.WithLabelValues("observe").Inc()
+		r.setCondition(m, v1alpha1.ConditionMetricsAvailable, false, "MetricsUnavailable", "holding the last decision: "+err.Error())
+		log.Debug("metrics unavailable; holding", "err", err)
+		return nil
+	}
+	r.setCondition(m, v1alpha1.ConditionMetricsAvailable, true, "MetricsFresh", "the target's metrics are fresh")
+	met.Replicas = int(scale.Spec.Replicas)
+	if met.CPULimit == 0 {
+		met.CPULimit = cur.CPU
+	}
+	if met.MemoryLimit == 0 {
+		met.MemoryLimit = cur.Memory
+	}
+
+	// The fallback recommendation is computed at every step so that it is
+	// warm whenever it has to act.
+	obs := recommender.Observation{
+		Time: now.Sub(st.start) + r.cfg.step, Current: ToAllocation(scale.Spec.Replicas, cur),
+		ReadyReplicas: met.ReadyReplicas, CPUUsage: met.CPUUsage, MemoryUsage: met.MemoryUsage,
+		MemoryPeak: met.MemoryPeak, OOMKills: met.OOMKills, ArrivalRate: met.ArrivalRate,
+		ProcessedRate: met.ProcessedRate, LatencyP99: met.LatencyP99,
+	}
+	fallback := st.rec.Recommend(obs)
+	r.cfg.metrics.recommendations.Inc()
+
+	agentActs := pol.External() && (pol.Agent == nil || AgentActs(m.Status.Agent.Stage))
+	var (
+		recReplicas int32
+		recRes      Resources
+		haveRec     bool
+	)
+	// status.recommendation is the recommendation in force: the built-in
+	// one whenever it acts (an external agent writes its own while it acts).
+	if !agentActs {
+		m.Status.Recommendation = r.defaultRecommendation(st.rec, fallback, container, now)
+	}
+	if agentActs {
+		recReplicas, recRes, haveRec = r.externalRecommendation(m, container, cur, now)
+		if !haveRec {
+			r.setCondition(m, v1alpha1.ConditionRecommendationProvided, false, "NoFreshRecommendation",
+				fmt.Sprintf("recommender %q has not written a recommendation in the last %d steps; holding", pol.Recommender, r.cfg.maxRecAge))
+		}
+	} else {
+		recReplicas, recRes, haveRec = int32(fallback.Replicas), Resources{CPU: fallback.CPU, Memory: fallback.Memory}, true
+	}
+	if haveRec {
+		who := pol.Recommender
+		if !agentActs {
+			who = "hpa+vpa"
+		}
+		r.setCondition(m, v1alpha1.ConditionRecommendationProvided, true, "RecommendationApplied", "acting on the recommendation of "+who)
+	}
+
+	// The trajectory record of the previous step completes with this
+	// step's reward; then this step's state and action are kept.
+	sp := gym.SLOPreservation(pol.SLO(), met)
+	state := gym.State(make([]float64, gym.StateDim), met, sp, st.prevArrival, pol.GymBounds(), gym.DefaultCapacities())
+	st.prevArrival = met.ArrivalRate
+	if pol.Agent != nil {
+		cpuU, memU := gym.Utilization(met)
+		reward := gym.Reward(pol.Agent.AlphaOrDefault(), sp, cpuU, memU)
+		if err := r.record(ctx, m, pol, st, reward, now); err != nil {
+			r.cfg.metrics.errors.WithLabelValues("store").Inc()
+			log.Warn("trajectory not recorded", "err", err)
+		}
+	}
+
+	if !haveRec || pol.Mode == v1alpha1.UpdateModeOff {
+		st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(scale.Spec.Replicas), CPU: cur.CPU, Memory: cur.Memory}.Vector(make([]float64, gym.ActDim))
+		m.Status.DesiredReplicas = scale.Spec.Replicas
+		return nil
+	}
+
+	// Actuate.
+	desired, cappedR := DesiredReplicas(pol, scale.Spec.Replicas, recReplicas, agentActs)
+	res, cappedV := TargetResources(pol, cur, recRes, agentActs)
+	if cappedR || cappedV {
+		r.setCondition(m, v1alpha1.ConditionScalingLimited, true, "CappedByPolicy", fmt.Sprintf("recommendation %d×(%gcores, %gMi) capped to %d×(%gcores, %gMi)", recReplicas, recRes.CPU, recRes.Memory/mib, desired, res.CPU, res.Memory/mib))
+	} else {
+		r.setCondition(m, v1alpha1.ConditionScalingLimited, false, "WithinBounds", "the recommendation is within the constraints and resource policy")
+	}
+	st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(desired), CPU: res.CPU, Memory: res.Memory}.Vector(make([]float64, gym.ActDim))
+	m.Status.DesiredReplicas = desired
+	var errs []error
+	if desired != scale.Spec.Replicas {
+		if err := r.scaleTo(ctx, target, scale, desired); err != nil {
+			r.cfg.metrics.errors.WithLabelValues("scale").Inc()
+			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedUpdateScale", err.Error())
+			errs = append(errs, err)
+		} else {
+			t := metav1.NewTime(now)
+			m.Status.LastScaleTime = &t
+			r.event(m, corev1.EventTypeNormal, "Scaled", fmt.Sprintf("replicas %d → %d", scale.Spec.Replicas, desired))
+		}
+	}
+	if pol.Mode == v1alpha1.UpdateModeInPlaceOrRecreate || pol.Mode == v1alpha1.UpdateModeRecreate {
+		if err := r.applyResources(ctx, m, pol, target, pods, container, res, log); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) newRecommender(p Policy) (*mpa.MPA, error) {
+	return mpa.New(p.Bounds, r.cfg.step, mpa.WithHPA(hpa.WithTarget(p.CPUTarget), hpa.WithBehavior(p.Behavior)))
+}
+
+// defaultRecommendation is the status recommendation of the built-in
+// recommender, with the VPA's bounds when it has them.
+func (r *Reconciler) defaultRecommendation(rec *mpa.MPA, a recommender.Allocation, container string, now time.Time) *v1alpha1.RecommendedPodResources {
+	t := metav1.NewTime(now)
+	replicas := int32(a.Replicas)
+	cr := v1alpha1.RecommendedContainerResources{ContainerName: container, Target: resourceList(Round(Resources{CPU: a.CPU, Memory: a.Memory}))}
+	if v, ok := rec.VPA().Recommendation(); ok {
+		cr.LowerBound = resourceList(Round(Resources{CPU: v.LowerBound.CPU, Memory: v.LowerBound.Memory}))
+		cr.UpperBound = resourceList(Round(Resources{CPU: v.UpperBound.CPU, Memory: v.UpperBound.Memory}))
+		cr.UncappedTarget = resourceList(Round(Resources{CPU: v.UncappedTarget.CPU, Memory: v.UncappedTarget.Memory}))
+	}
+	return &v1alpha1.RecommendedPodResources{Replicas: &replicas, Recommender: "hpa+vpa", Time: &t,
+		ContainerRecommendations: []v1alpha1.RecommendedContainerResources{cr}}
+}
+
+// externalRecommendation reads what an external recommender wrote; stale
+// or absent recommendations are not used.
+func (r *Reconciler) externalRecommendation(m *v1alpha1.MultidimPodAutoscaler, container string, cur Resources, now time.Time) (int32, Resources, bool) {
+	rec := m.Status.Recommendation
+	if rec == nil || rec.Time == nil || now.Sub(rec.Time.Time) > time.Duration(r.cfg.maxRecAge)*r.cfg.step {
+		return 0, Resources{}, false
+	}
+	replicas := m.Status.CurrentReplicas
+	if rec.Replicas != nil {
+		replicas = *rec.Replicas
+	}
+	res := cur
+	for _, c := range rec.ContainerRecommendations {
+		if c.ContainerName == container || c.ContainerName == "*" {
+			if q, ok := c.Target[corev1.ResourceCPU]; ok {
+				res.CPU = float64(q.MilliValue()) / 1000
+			}
+			if q, ok := c.Target[corev1.ResourceMemory]; ok {
+				res.Memory = float64(q.Value())
+			}
+		}
+	}
+	return replicas, res, true
+}
+
+// record appends the trajectory step that the reward just observed
+// completes, and at the end of an episode advances the lifecycle.
+func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, st *mpaState, reward float64, now time.Time) error {
+	ag := m.Status.Agent
+	ag.LastStepReward = &reward
+	r.cfg.metrics.reward.WithLabelValues(m.Namespace, m.Name).Set(reward)
+	if st.prevState == nil || r.store == nil {
+		return nil
+	}
+	app := m.Namespace + "/" + m.Name
+	done := int(ag.Step)+1 >= pol.Agent.EpisodeLength
+	s := trajectory.Step{App: app, Episode: ag.Episode, T: int(ag.Step), Time: now, State: st.prevState,
+		Action: st.prevAction, Reward: reward, Done: done, Stage: string(ag.Stage)}
+	if err := r.store.Append(ctx, s); err != nil {
+		return fmt.Errorf("trajectory %s episode %d step %d: %w", app, ag.Episode, ag.Step, err)
+	}
+	ag.EpisodeReward += reward
+	ag.Step++
+	if !done {
+		return nil
+	}
+	ag.Episode++
+	ag.Step, ag.EpisodeReward = 0, 0
+	eps, err := r.store.RecentEpisodes(ctx, app, pol.Agent.Thresholds.Window)
+	if err != nil {
+		return fmt.Errorf("recent episodes of %s: %w", app, err)
+	}
+	rewards := make([]float64, len(eps))
+	for i, e := range eps {
+		rewards[i] = e.Reward
+	}
+	mean, std := MeanStd(rewards)
+	ag.RecentReward, ag.RecentRewardStdDev = &mean, &std
+	r.cfg.metrics.episodeReward.WithLabelValues(m.Namespace, m.Name).Set(mean)
+	if next := NextStage(ag.Stage, *pol.Agent, rewards); next != ag.Stage {
+		r.setStage(m, next, now)
+	}
+	return nil
+}
+
+func (r *Reconciler) setStage(m *v1alpha1.MultidimPodAutoscaler, s v1alpha1.AgentStage, now time.Time) {
+	from := m.Status.Agent.Stage
+	t := metav1.NewTime(now)
+	m.Status.Agent.Stage, m.Status.Agent.StageTime = s, &t
+	for _, st := range []v1alpha1.AgentStage{v1alpha1.StageInitialized, v1alpha1.StageOffline, v1alpha1.StageOnline, v1alpha1.StageServing} {
+		v := 0.0
+		if st == s {
+			v = 1
+		}
+		r.cfg.metrics.stage.WithLabelValues(m.Namespace, m.Name, string(st)).Set(v)
+	}
+	r.event(m, corev1.EventTypeNormal, "StageChanged", fmt.Sprintf("agent stage %s → %s", orInitialized(from), s))
+}
+
+func orInitialized(s v1alpha1.AgentStage) v1alpha1.AgentStage {
+	if s == "" {
+		return v1alpha1.StageInitialized
+	}
+	return s
+}
+
+// getScale reads the target's scale subresource. The target is a typed
+// object when the scheme knows its kind, else unstructured (any kind with a
+// scale subresource, e.g. a custom resource).
+func (r *Reconciler) getScale(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler) (client.Object, *autoscalingv1.Scale, error) {
+	ref := m.Spec.ScaleTargetRef
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.scaleTargetRef.apiVersion %q: %w", ref.APIVersion, err)
+	}
+	gvk := gv.WithKind(ref.Kind)
+	var target client.Object
+	if o, err := r.c.Scheme().New(gvk); err == nil {
+		if co, ok := o.(client.Object); ok {
+			target = co
+		}
+	}
+	if target == nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		target = u
+	}
+	target.SetNamespace(m.Namespace)
+	target.SetName(ref.Name)
+	scale := &autoscalingv1.Scale{}
+	if err := r.c.SubResource("scale").Get(ctx, target, scale); err != nil {
+		return nil, nil, fmt.Errorf("scale of %s %s/%s: %w", ref.Kind, m.Namespace, ref.Name, err)
+	}
+	return target, scale, nil
+}
+
+func (r *Reconciler) pods(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, fmt.Errorf("target selector %q: %w", selector, err)
+	}
+	if sel.Empty() {
+		return nil, fmt.Errorf("target selector %q selects every pod; refusing", selector)
+	}
+	var list corev1.PodList
+	if err := r.c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("pods of %s: %w", ns, err)
+	}
+	out := list.Items[:0]
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && len(p.Spec.Containers) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// meanResources is the mean over pods of a container's limits: as applied
+// (status) when applied is set and the kubelet reports them, else as
+// specified.
+func meanResources(pods []corev1.Pod, container string, applied bool) Resources {
+	var sum Resources
+	n := 0
+	for i := range pods {
+		r, ok := podResources(&pods[i], container, applied)
+		if !ok {
+			continue
+		}
+		sum.CPU += r.CPU
+		sum.Memory += r.Memory
+		n++
+	}
+	if n == 0 {
+		return Resources{}
+	}
+	return Resources{CPU: sum.CPU / float64(n), Memory: sum.Memory / float64(n)}
+}
+
+func podResources(p *corev1.Pod, container string, applied bool) (Resources, bool) {
+	if applied {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == container && cs.Resources != nil {
+				return ContainerResources(*cs.Resources), true
+			}
+		}
+	}
+	for _, c := range p.Spec.Containers {
+		if c.Name == container {
+			return ContainerResources(c.Resources), true
+		}
+	}
+	return Resources{}, false
+}
+
+func resourceList(r Resources) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(r.CPU*1000+0.5), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(int64(r.Memory+0.5), resource.BinarySI),
+	}
+}
+
+func (r *Reconciler) setCondition(m *v1alpha1.MultidimPodAutoscaler, typ string, ok bool, reason, msg string) {
+	s := metav1.ConditionFalse
+	if ok {
+		s = metav1.ConditionTrue
+	}
+	const maxMsg = 1024
+	if len(msg) > maxMsg {
+		msg = msg[:maxMsg]
+	}
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: m.Generation})
+}
+
+func (r *Reconciler) event(m *v1alpha1.MultidimPodAutoscaler, typ, reason, msg string) {
+	r.cfg.recorder.Event(m, typ, reason, msg)
+}
+
+// patchStatus writes the status fields this step changed (a merge patch,
+// so an external recommender's writes to other fields survive).
+func (r *Reconciler) patchStatus(ctx context.Context, orig, m *v1alpha1.MultidimPodAutoscaler) error {
+	if err := r.c.Status().Patch(ctx, m, client.MergeFrom(orig)); err != nil {
+		r.cfg.metrics.errors.WithLabelValues("status").Inc()
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("status of %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package autoscaler
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+// world is a fake cluster with one Deployment of two pods and its MPA.
+type world struct {
+	c     client.Client
+	r     *Reconciler
+	store *trajectory.Memory
+	now   time.Time
+	met   gym.Metrics
+	err   error
+	calls int
+}
+
+func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
+	t.Helper()
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	require.NoError(t, v1alpha1.AddToScheme(s))
+	labels := map[string]string{"app": "app"}
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
+	ctr := corev1.Container{Name: "workload", Image: "x", Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()}}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr(int32(2)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{ctr}}}},
+		Status: appsv1.DeploymentStatus{Replicas: 2},
+	}
+	objs := []client.Object{dep}
+	for _, n := range []string{"app-1", "app-2"} {
+		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "ns", Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{*ctr.DeepCopy()}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
+	}
+	m := testMPA()
+	if edit != nil {
+		edit(m)
+	}
+	objs = append(objs, m)
+	w := &world{store: trajectory.NewMemory(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.MultidimPodAutoscaler{}).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, _ ...client.SubResourceGetOption) error {
+			if err := c.SubResource(sub).Get(ctx, obj, subObj); err != nil {
+				return err
+			}
+			// The fake formats the selector as a Go struct; the API server
+			// sends the label selector string.
+			if sc, ok := subObj.(*autoscalingv1.Scale); ok {
+				sc.Status.Selector = "app=app"
+			}
+			return nil
+		}}).Build()
+	// Two pods at 0.5 cores each using 1 core each: 200 % of the limit.
+	w.met = gym.Metrics{ReadyReplicas: 2, CPUUsage: 2, MemoryUsage: 400 * gym.MiB, MemoryPeak: 200 * gym.MiB, ArrivalRate: 50, ProcessedRate: 50, LatencyP99: 0.02}
+	obs := ObserverFunc(func(ctx context.Context, q Query) (gym.Metrics, error) {
+		w.calls++
+		assert.Equal(t, "ns", q.Namespace)
+		assert.Equal(t, "workload", q.Container)
+		assert.ElementsMatch(t, []string{"app-1", "app-2"}, q.Pods)
+		return w.met, w.err
+	})
+	var err error
+	w.r, err = New(w.c, obs, w.store, WithClock(func() time.Time { return w.now }))
+	require.NoError(t, err)
+	return w
+}
+
+// step reconciles once, a step after the previous one.
+func (w *world) step(t *testing.T) *v1alpha1.MultidimPodAutoscaler {
+	t.Helper()
+	w.now = w.now.Add(15 * time.Second)
+	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+	require.NoError(t, err)
+	return w.mpa(t)
+}
+
+func (w *world) mpa(t *testing.T) *v1alpha1.MultidimPodAutoscaler {
+	var m v1alpha1.MultidimPodAutoscaler
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app"}, &m))
+	return &m
+}
+
+func (w *world) replicas(t *testing.T) int32 {
+	var d appsv1.Deployment
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app"}, &d))
+	return *d.Spec.Replicas
+}
+
+func (w *world) podCPU(t *testing.T, name string) string {
+	var p corev1.Pod
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &p))
+	return p.Spec.Containers[0].Resources.Limits.Cpu().String()
+}
+
+func condition(m *v1alpha1.MultidimPodAutoscaler, typ string) metav1.Condition {
+	c := meta.FindStatusCondition(m.Status.Conditions, typ)
+	if c == nil {
+		return metav1.Condition{}
+	}
+	return *c
+}
+
+func TestReconcileDefaultRecommender(t *testing.T) {
+	w := newWorld(t, nil)
+	m := w.step(t)
+	require.NotNil(t, m.Status.Recommendation)
+	assert.Equal(t, "hpa+vpa", m.Status.Recommendation.Recommender)
+	// 200 % of a 60 % target: 7 pods wanted, the default scale-up policy
+	// allows max(4 pods, 100 %) = +4 per 15 s.
+	assert.Equal(t, int32(6), *m.Status.Recommendation.Replicas)
+	assert.Equal(t, int32(6), w.replicas(t), "scaled through the scale subresource")
+	assert.Equal(t, int32(6), m.Status.DesiredReplicas)
+	assert.NotNil(t, m.Status.LastScaleTime)
+	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionMetricsAvailable).Status)
+	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionAbleToScale).Status)
+	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionRecommendationProvided).Status)
+	assert.Equal(t, int64(1), m.Status.ObservedGeneration)
+	require.NotNil(t, m.Status.Agent)
+	assert.Equal(t, v1alpha1.StageOffline, m.Status.Agent.Stage, "bootstrapping starts offline")
+
+	// A second reconcile within the same step (e.g. a spec watch event) does
+	// not run another step.
+	calls := w.calls
+	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+	require.NoError(t, err)
+	assert.Equal(t, calls, w.calls)
+}
+
+func TestReconcileHoldsOnMissingMetrics(t *testing.T) {
+	w := newWorld(t, nil)
+	w.err = errors.New("no samples for container_cpu_usage_seconds_total")
+	m := w.step(t)
+	c := condition(m, v1alpha1.ConditionMetricsAvailable)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Contains(t, c.Message, "holding the last decision: no samples")
+	assert.Nil(t, m.Status.Recommendation)
+	assert.Equal(t, int32(2), w.replicas(t), "no decision without metrics")
+	apps, err := w.store.Apps(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, apps, "no trajectory step without metrics")
+}
+
+func TestReconcileExternalRecommender(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+		m.Spec.Agent.Bootstrap = ptr(false)
+		m.Spec.Agent.Actions.MaxReplicaChange = ptr(int32(1))
+	})
+	// No recommendation from the agent yet: hold.
+	m := w.step(t)
+	assert.Equal(t, v1alpha1.StageOnline, m.Status.Agent.Stage)
+	assert.Equal(t, metav1.ConditionFalse, condition(m, v1alpha1.ConditionRecommendationProvided).Status)
+	assert.Equal(t, int32(2), w.replicas(t))
+
+	// The agent writes a recommendation; the controller applies it, one
+	// replica per step (the profile's action bound), resources in place.
+	ts := metav1.NewTime(w.now)
+	m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Replicas: ptr(int32(5)), Recommender: "aware", Time: &ts,
+		ContainerRecommendations: []v1alpha1.RecommendedContainerResources{{ContainerName: "workload",
+			Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}
+	require.NoError(t, w.c.Status().Update(context.Background(), m))
+	m = w.step(t)
+	assert.Equal(t, int32(3), w.replicas(t))
+	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionScalingLimited).Status)
+	assert.Equal(t, "1", w.podCPU(t, "app-1"))
+	assert.Equal(t, "1", w.podCPU(t, "app-2"))
+	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionResizedInPlace).Status)
+	assert.Equal(t, "aware", m.Status.Recommendation.Recommender, "the agent's recommendation is not overwritten")
+
+	// Four steps later the recommendation is stale (max age 3 steps): hold.
+	for range 3 {
+		w.step(t)
+	}
+	before := w.replicas(t)
+	m = w.step(t)
+	assert.Equal(t, metav1.ConditionFalse, condition(m, v1alpha1.ConditionRecommendationProvided).Status)
+	assert.Equal(t, before, w.replicas(t))
+}
+
+func TestReconcileTrajectoriesAndLifecycle(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		m.Spec.Agent.EpisodeLength = 3
+		m.Spec.Agent.Thresholds = v1alpha1.RewardThresholds{Online: 0.5, Serving: 6, Variance: 1, Window: 1}
+		mode := v1alpha1.UpdateModeOff
+		m.Spec.UpdatePolicy.UpdateMode = &mode
+	})
+	// The first step has no previous action to credit; the next three
+	// complete episode 0.
+	m := w.step(t)
+	assert.Equal(t, v1alpha1.StageOffline, m.Status.Agent.Stage)
+	for range 3 {
+		m = w.step(t)
+	}
+	assert.Equal(t, int32(2), w.replicas(t), "update mode Off changes nothing")
+	ag := m.Status.Agent
+	assert.Equal(t, int64(1), ag.Episode)
+	assert.Equal(t, int32(0), ag.Step)
+	assert.Equal(t, v1alpha1.StageOnline, ag.Stage, "mean reward above thresholds.online over the window")
+	require.NotNil(t, ag.RecentReward)
+	eps, err := w.store.RecentEpisodes(context.Background(), "ns/app", 5)
+	require.NoError(t, err)
+	require.Len(t, eps, 1)
+	assert.Equal(t, 3, eps[0].Steps)
+	assert.InDelta(t, *ag.RecentReward, eps[0].Reward, 1e-12)
+	// Latency 20 ms under a 50 ms SLO: SP = 1; CPU fully used, memory
+	// 400 MiB of 1 GiB: r = 0.5·2 + 0.5·(1 + 0.390625).
+	tr, err := w.store.Top(context.Background(), "ns/app", 1)
+	require.NoError(t, err)
+	require.Len(t, tr, 1)
+	assert.InDelta(t, 1+0.5*(1+400.0/1024), tr[0].Steps[0].Reward, 1e-12)
+	assert.Len(t, tr[0].Steps[0].State, gym.StateDim)
+	assert.Equal(t, []float64{2, 0.5, 512 * gym.MiB}, tr[0].Steps[0].Action)
+}
+
+func TestReconcileInvalidSpec(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) { m.Spec.Constraints.MinReplicas = ptr(int32(50)) })
+	m := w.step(t)
+	c := condition(m, v1alpha1.ConditionAbleToScale)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, "InvalidSpec", c.Reason)
+	assert.Contains(t, c.Message, "maxReplicas 20 is below minReplicas 50")
+	assert.Equal(t, 0, w.calls)
+}

@@ -1,0 +1,173 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/aware-autoscaler/aware/controller/admission"
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
+)
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+
+// LeaderElectionID is the Lease the controller replicas compete for.
+const LeaderElectionID = "aware-controller.autoscaling.aware.dev"
+
+// Webhook configures the admission webhook.
+type Webhook struct {
+	// Enabled turns the webhook on.
+	Enabled bool
+	// Host and Port are where it listens (default 0.0.0.0:9443).
+	Host string
+	Port int
+	// CertDir holds (or receives generated) tls.crt, tls.key and ca.crt.
+	CertDir string
+	// Hosts are the names in the generated certificate (the Service's DNS
+	// name, or 127.0.0.1 for a controller outside the cluster).
+	Hosts []string
+	// Endpoint tells the API server how to reach the webhook.
+	Endpoint admission.Endpoint
+	// FailurePolicy is Ignore (fail open, default) or Fail.
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+}
+
+// Config is the controller's configuration.
+type Config struct {
+	REST *rest.Config
+	// Namespace limits the controller to one namespace ("" = all).
+	Namespace string
+	// Step is the step interval; Concurrency the MPAs reconciled at once.
+	Step        time.Duration
+	Concurrency int
+	// MetricsAddr serves /metrics ("0" disables); ProbeAddr /healthz and
+	// /readyz ("0" disables).
+	MetricsAddr string
+	ProbeAddr   string
+	// LeaderElection makes one replica act at a time.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	Webhook                 Webhook
+	Observer                autoscaler.Observer
+	// Store receives trajectories (nil: none are recorded).
+	Store autoscaler.Trajectories
+	Log   *slog.Logger
+}
+
+// Scheme is the controller's scheme: client-go's types and the MPA.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run runs the controller until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.REST == nil || cfg.Observer == nil {
+		return errors.New("controller: a REST config and an observer are required")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Step == 0 {
+		cfg.Step = 15 * time.Second
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 8
+	}
+	logger := logr.FromSlogHandler(cfg.Log.Handler())
+	ctrl.SetLogger(logger)
+	crlog.SetLogger(logger)
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	opts := ctrl.Options{
+		Scheme:                        scheme,
+		Logger:                        logger,
+		Metrics:                       metricsserver.Options{BindAddress: orDefault(cfg.MetricsAddr, "0")},
+		HealthProbeBindAddress:        orDefault(cfg.ProbeAddr, "0"),
+		LeaderElection:                cfg.LeaderElection,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       cfg.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if cfg.Namespace != "" {
+		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{cfg.Namespace: {}}}
+	}
+	wh := cfg.Webhook
+	if wh.Enabled {
+		if wh.Port == 0 {
+			wh.Port = 9443
+		}
+		if wh.FailurePolicy == "" {
+			wh.FailurePolicy = admissionregistrationv1.Ignore
+		}
+		ca, err := admission.EnsureCerts(wh.CertDir, wh.Hosts, time.Now())
+		if err != nil {
+			return err
+		}
+		direct, err := client.New(cfg.REST, client.Options{Scheme: scheme})
+		if err != nil {
+			return err
+		}
+		if err := admission.EnsureConfiguration(ctx, direct, wh.Endpoint, ca, wh.FailurePolicy); err != nil {
+			return err
+		}
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: wh.Host, Port: wh.Port, CertDir: wh.CertDir})
+	}
+	mgr, err := ctrl.NewManager(cfg.REST, opts)
+	if err != nil {
+		return fmt.Errorf("controller manager: %w", err)
+	}
+	rec, err := autoscaler.New(mgr.GetClient(), cfg.Observer, cfg.Store,
+		autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency), autoscaler.WithLogger(cfg.Log),
+		autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
+		autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))
+	if err != nil {
+		return err
+	}
+	if err := rec.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if wh.Enabled {
+		mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{Handler: admission.NewPodMutator(mgr.GetClient(), cfg.Log)})
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	cfg.Log.Info("controller starting", "namespace", cfg.Namespace, "step", cfg.Step, "leaderElection", cfg.LeaderElection,
+		"webhook", wh.Enabled, "webhookAddr", net.JoinHostPort(wh.Host, strconv.Itoa(wh.Port)))
+	return mgr.Start(ctx)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
