@@ -80,11 +80,12 @@ lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
 	$(BIN)/staticcheck $(PKGS)
 
 .PHONY: generate
-generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy and CRD (controller-gen).
+generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy and CRD and the controller's ClusterRole (controller-gen).
 	$(GO) generate $(PKGS)
 	@test -x $(BIN)/controller-gen || bash ci/setup.sh
 	$(BIN)/controller-gen object paths=./controller/api/...
 	$(BIN)/controller-gen crd:allowDangerousTypes=true paths=./controller/api/... output:crd:artifacts:config=controller/api/crd
+	$(BIN)/controller-gen rbac:roleName=aware-controller paths=./controller/... output:rbac:dir=controller/deploy/rbac
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps pinned tools).

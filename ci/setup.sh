@@ -52,4 +52,9 @@ go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
 go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
 go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION"
 
+# The local control plane's binaries (kube-apiserver, controller-manager,
+# scheduler, kubectl, etcd, kwok), built from the module proxy into a
+# versioned cache outside the repository: about 10 minutes once, then a check.
+(cd "$ROOT" && go run ./cmd/aware cluster install)
+
 log "ready: $(ls "$BIN" | tr '\n' ' ')"

@@ -61,6 +61,23 @@ down" stops them. Running "up" again while the control plane runs does nothing.`
 		},
 	}
 	down.Flags().StringVar(&dir, "dir", "out/cluster", "state directory given to \"aware cluster up\"")
-	cmd.AddCommand(up, down)
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Build the pinned control-plane binaries into the cache if they are not there (ci/setup.sh runs it)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cache == "" {
+				d, err := cluster.DefaultCacheDir()
+				if err != nil {
+					return err
+				}
+				cache = d
+			}
+			_, err := cluster.Install(cmd.Context(), cache, cluster.DefaultVersions(), cmd.ErrOrStderr())
+			return err
+		},
+	}
+	install.Flags().StringVar(&cache, "cache", "", "binary cache (default $XDG_CACHE_HOME/aware/cluster)")
+	cmd.AddCommand(up, down, install)
 	return cmd
 }

@@ -16,5 +16,6 @@ func subcommands() []*cobra.Command {
 		newGenerateCmd(),
 		newClusterCmd(),
 		newEnvCmd(),
+		newControllerCmd(),
 	}
 }

@@ -126,8 +126,16 @@ func Mutate(m *v1alpha1.MultidimPodAutoscaler, pod *corev1.Pod) (bool, string) {
 	if !changed {
 		return false, "already at the recommendation"
 	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[SizedByAnnotation] = m.Name
 	return true, fmt.Sprintf("resources set by MultidimPodAutoscaler %s", m.Name)
 }
+
+// SizedByAnnotation on a pod names the MPA whose recommendation the webhook
+// gave it at creation.
+const SizedByAnnotation = v1alpha1.GroupName + "/sized-by"
 
 // owner follows the pod's controller references to the scalable workload:
 // a ReplicaSet's Deployment, or a StatefulSet or ReplicaSet itself.

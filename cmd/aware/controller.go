@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/aware-autoscaler/aware/controller/admission"
+	"github.com/aware-autoscaler/aware/controller/manager"
+)
+
+type controllerFlags struct {
+	kubeconfig    string
+	cfg           manager.Config
+	src           manager.Sources
+	webhookURL    string
+	webhookSvc    string
+	webhookHosts  []string
+	failurePolicy string
+	qps           float32
+	burst         int
+}
+
+func newControllerCmd() *cobra.Command {
+	var fl controllerFlags
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the MultidimPodAutoscaler controller (recommender, updater, admission webhook)",
+		Long: `Runs the MPA controller against the cluster of --kubeconfig (or in-cluster config): once per
+--step it observes every MPA's target through Prometheus, recommends (HPA+VPA, or the
+recommendation an external agent wrote), records trajectories (embedded store in --store-dir,
+or InfluxDB with --influx-url, spooled locally while InfluxDB is down), and actuates replicas
+through the scale subresource and resources in place (pods/resize), falling back to a rolling
+update. Its own metrics are on --metrics-addr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runController(cmd.Context(), fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG, then in-cluster)")
+	f.StringVar(&fl.cfg.Namespace, "namespace", "", "watch one namespace only (default all)")
+	f.DurationVar(&fl.cfg.Step, "step", 15*time.Second, "step interval: one recommendation per MPA per step")
+	f.IntVar(&fl.cfg.Concurrency, "concurrency", 8, "MPAs reconciled at once")
+	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8080", `address of /metrics ("0" disables)`)
+	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8081", `address of /healthz and /readyz ("0" disables)`)
+	f.BoolVar(&fl.cfg.LeaderElection, "leader-elect", false, "elect one active replica (Lease "+manager.LeaderElectionID+")")
+	f.StringVar(&fl.cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the in-cluster namespace)")
+	f.StringVar(&fl.src.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
+	f.StringVar(&fl.src.StoreDir, "store-dir", "out/trajectories", "embedded trajectory store, or the InfluxDB spool")
+	f.StringVar(&fl.src.InfluxURL, "influx-url", "", "InfluxDB 1.x URL for trajectories (default: the embedded store)")
+	f.StringVar(&fl.src.InfluxDB, "influx-db", "aware", "InfluxDB database")
+	f.BoolVar(&fl.cfg.Webhook.Enabled, "webhook", false, "serve the admission webhook that sizes new pods")
+	f.StringVar(&fl.cfg.Webhook.Host, "webhook-host", "", "webhook listen host (default all)")
+	f.IntVar(&fl.cfg.Webhook.Port, "webhook-port", 9443, "webhook listen port")
+	f.StringVar(&fl.cfg.Webhook.CertDir, "webhook-cert-dir", "out/webhook-certs", "webhook certificate directory (generated if absent)")
+	f.StringVar(&fl.webhookURL, "webhook-url", "", "URL the API server calls, e.g. https://127.0.0.1:9443 (controller outside the cluster)")
+	f.StringVar(&fl.webhookSvc, "webhook-service", "", "namespace/name of the webhook's Service (controller in the cluster)")
+	f.StringSliceVar(&fl.webhookHosts, "webhook-cert-hosts", nil, "names in the generated certificate (default from --webhook-url or --webhook-service)")
+	f.StringVar(&fl.failurePolicy, "webhook-failure-policy", "Ignore", "Ignore: admit pods unchanged when the webhook is down (fail open); Fail: refuse them")
+	f.Float32Var(&fl.qps, "kube-api-qps", 200, "client QPS to the API server")
+	f.IntVar(&fl.burst, "kube-api-burst", 400, "client burst to the API server")
+	return cmd
+}
+
+func runController(ctx context.Context, fl controllerFlags) error {
+	var errs []error
+	switch fl.failurePolicy {
+	case "Ignore", "Fail":
+		fl.cfg.Webhook.FailurePolicy = admissionregistrationv1.FailurePolicyType(fl.failurePolicy)
+	default:
+		errs = append(errs, fmt.Errorf("--webhook-failure-policy: %q is not Ignore or Fail", fl.failurePolicy))
+	}
+	if fl.cfg.Webhook.Enabled {
+		switch {
+		case fl.webhookURL != "" && fl.webhookSvc != "":
+			errs = append(errs, errors.New("--webhook-url and --webhook-service exclude each other"))
+		case fl.webhookURL != "":
+			if !strings.HasPrefix(fl.webhookURL, "https://") {
+				errs = append(errs, fmt.Errorf("--webhook-url %q: must be https://", fl.webhookURL))
+			}
+			fl.cfg.Webhook.Endpoint = admission.Endpoint{URL: strings.TrimSuffix(fl.webhookURL, "/")}
+			if len(fl.webhookHosts) == 0 {
+				host := strings.TrimPrefix(fl.webhookURL, "https://")
+				host, _, _ = strings.Cut(host, "/")
+				if h, _, ok := strings.Cut(host, ":"); ok {
+					host = h
+				}
+				fl.webhookHosts = []string{host}
+			}
+		case fl.webhookSvc != "":
+			ns, name, ok := strings.Cut(fl.webhookSvc, "/")
+			if !ok || ns == "" || name == "" {
+				errs = append(errs, fmt.Errorf("--webhook-service %q: want namespace/name", fl.webhookSvc))
+			}
+			fl.cfg.Webhook.Endpoint = admission.Endpoint{ServiceNamespace: ns, ServiceName: name}
+			if len(fl.webhookHosts) == 0 {
+				fl.webhookHosts = []string{name + "." + ns + ".svc", name + "." + ns + ".svc.cluster.local"}
+			}
+		default:
+			errs = append(errs, errors.New("--webhook needs --webhook-url or --webhook-service"))
+		}
+		fl.cfg.Webhook.Hosts = fl.webhookHosts
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	rc, err := loadRESTConfig(fl.kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst = fl.qps, fl.burst
+	fl.cfg.REST = rc
+	fl.cfg.Log = slog.Default()
+	obs, store, err := fl.src.Open(ctx, fl.cfg.Log)
+	if err != nil {
+		return err
+	}
+	fl.cfg.Observer, fl.cfg.Store = obs, store
+	runErr := manager.Run(ctx, fl.cfg)
+	// Deliver (or durably spool) what the last steps recorded.
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return errors.Join(runErr, store.Flush(flushCtx), store.Close())
+}
+
+func loadRESTConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		}
+		return c, nil
+	}
+	c, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no kubeconfig: %w", err)
+	}
+	return c, nil
+}

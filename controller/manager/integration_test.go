@@ -1,0 +1,463 @@
+package manager_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aware-autoscaler/aware/controller/admission"
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/manager"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
+	"github.com/aware-autoscaler/aware/evaluation/pool"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/infra/cluster"
+	"github.com/aware-autoscaler/aware/infra/influxdb"
+	"github.com/aware-autoscaler/aware/infra/prometheus"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/twin"
+)
+
+// childEnv carries a controller configuration to a re-executed test
+// binary, so that the test can SIGKILL a real controller process.
+const childEnv = "AWARE_TEST_CONTROLLER"
+
+type childConfig struct {
+	Kubeconfig  string
+	Sources     manager.Sources
+	Step        time.Duration
+	WebhookDir  string
+	WebhookURL  string
+	WebhookPort int
+	MetricsAddr string
+}
+
+func TestMain(m *testing.M) {
+	if raw := os.Getenv(childEnv); raw != "" {
+		os.Exit(runChild(raw))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild is `aware controller` in a test binary.
+func runChild(raw string) int {
+	var cc childConfig
+	if err := json.Unmarshal([]byte(raw), &cc); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	rc, err := clientcmd.BuildConfigFromFlags("", cc.Kubeconfig)
+	if err != nil {
+		log.Error("kubeconfig", "err", err)
+		return 1
+	}
+	rc.QPS, rc.Burst = 200, 400
+	ctx := context.Background()
+	obs, store, err := cc.Sources.Open(ctx, log)
+	if err != nil {
+		log.Error("sources", "err", err)
+		return 1
+	}
+	err = manager.Run(ctx, manager.Config{
+		REST: rc, Step: cc.Step, Observer: obs, Store: store, Log: log, MetricsAddr: cc.MetricsAddr,
+		Webhook: manager.Webhook{Enabled: true, Host: "127.0.0.1", Port: cc.WebhookPort, CertDir: cc.WebhookDir,
+			Hosts: []string{"127.0.0.1"}, Endpoint: admission.Endpoint{URL: cc.WebhookURL}},
+	})
+	log.Error("controller stopped", "err", err)
+	return 1
+}
+
+func requireBinary(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not installed (CI=true): run ci/setup.sh", name)
+		}
+		t.Skipf("%s not installed; run ci/setup.sh", name)
+	}
+}
+
+// TestControllerOnLocalControlPlane runs the whole path on real parts:
+// the local control plane (kwok nodes), the digital twin exporting the
+// simulated apps' metrics, a real Prometheus scraping it, a real InfluxDB
+// for trajectories and the controller as its own process with only its
+// ClusterRole's rights.
+func TestControllerOnLocalControlPlane(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane, Prometheus, InfluxDB and the controller")
+	}
+	requireBinary(t, "prometheus")
+	requireBinary(t, "influxd")
+	bins := cachedBinaries(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	const ns = "apps"
+	const step = 2 * time.Second
+
+	c, err := cluster.Up(ctx, cluster.Config{Dir: filepath.Join(dir, "cluster"), Binaries: bins, Nodes: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Down(context.Background()) })
+	admin := kubeClient(t, c.Kubeconfig)
+	installCRD(ctx, t, admin)
+	ctrlKubeconfig := grantControllerRole(ctx, t, c, admin)
+	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+
+	// Ten generated apps with their MPAs (default recommender).
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	opts := generator.DefaultOptions()
+	opts.Apps = 10
+	apps, err := generator.Generate(opts, prof)
+	require.NoError(t, err)
+	for _, a := range apps {
+		objs, err := generator.Build(a, generator.ManifestOptions{Namespace: ns, Recommender: v1alpha1.DefaultRecommenderName})
+		require.NoError(t, err)
+		objs.MPA.Spec.Agent.EpisodeLength = 5
+		objs.MPA.Spec.Agent.Thresholds = v1alpha1.RewardThresholds{Online: 0.1, Serving: 9, Variance: 5, Window: 1}
+		for _, o := range []client.Object{objs.AppConfig, objs.Deployment, objs.MPA} {
+			require.NoError(t, admin.Create(ctx, o), "%s", o.GetName())
+		}
+	}
+
+	// The digital twin, scraped by a real Prometheus.
+	shapes, err := pool.LoadShapes("", 10*time.Second, 1)
+	require.NoError(t, err)
+	simApps, err := pool.SimApps(apps, shapes)
+	require.NoError(t, err)
+	cs, err := kubernetes.NewForConfig(restConfig(t, c.Kubeconfig))
+	require.NoError(t, err)
+	tw, err := twin.New(cs, simApps, prof, twin.WithNamespace(ns), twin.WithTick(time.Second))
+	require.NoError(t, err)
+	twinCtx, stopTwin := context.WithCancel(ctx)
+	defer stopTwin()
+	go func() { _ = tw.Run(twinCtx) }()
+	srv := httptest.NewServer(tw.Handler())
+	defer srv.Close()
+	prom, err := prometheus.Start(ctx, filepath.Join(dir, "prometheus"), prometheus.WithScrapeInterval(time.Second),
+		prometheus.WithStaticTarget("twin", strings.TrimPrefix(srv.URL, "http://"), "/metrics"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = prom.Stop() })
+	require.NoError(t, prom.WaitForTarget(ctx, "twin"))
+
+	influx, err := influxdb.Start(ctx, filepath.Join(dir, "influxdb"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = influx.Stop() })
+
+	ports := freePorts(t, 2)
+	cc := childConfig{
+		Kubeconfig: ctrlKubeconfig, Step: step,
+		Sources:    manager.Sources{PrometheusURL: prom.URL(), StoreDir: filepath.Join(dir, "store"), InfluxURL: influx.URL()},
+		WebhookDir: filepath.Join(dir, "certs"), WebhookURL: fmt.Sprintf("https://127.0.0.1:%d", ports[0]), WebhookPort: ports[0],
+		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[1]),
+	}
+	ctl := startController(t, cc, filepath.Join(dir, "controller-1.log"))
+
+	mpa := func(name string) *v1alpha1.MultidimPodAutoscaler {
+		var m v1alpha1.MultidimPodAutoscaler
+		require.NoError(t, admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &m))
+		return &m
+	}
+	pods := func(app string) []corev1.Pod {
+		var l corev1.PodList
+		require.NoError(t, admin.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/name": app}))
+		var out []corev1.Pod
+		for _, p := range l.Items {
+			if p.DeletionTimestamp == nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+
+	t.Run("every MPA gets recommendations", func(t *testing.T) {
+		require.Eventually(t, func() bool {
+			for _, a := range apps {
+				m := mpa(a.Name())
+				cond := meta.FindStatusCondition(m.Status.Conditions, v1alpha1.ConditionMetricsAvailable)
+				if m.Status.Recommendation == nil || cond == nil || cond.Status != metav1.ConditionTrue {
+					return false
+				}
+			}
+			return true
+		}, 90*time.Second, time.Second, "recommendations for all 10 MPAs\n%s", ctl.tail())
+	})
+
+	t.Run("replicas change through the scale subresource", func(t *testing.T) {
+		name := apps[0].Name()
+		m := mpa(name)
+		want := max(m.Status.CurrentReplicas, 1) + 2
+		m.Spec.Constraints.MinReplicas = &want
+		require.NoError(t, admin.Update(ctx, m))
+		require.Eventually(t, func() bool {
+			m := mpa(name)
+			return m.Status.DesiredReplicas >= want && m.Status.LastScaleTime != nil && len(pods(name)) >= int(want)
+		}, 30*time.Second, 500*time.Millisecond, "scale to %d\n%s", want, ctl.tail())
+	})
+
+	t.Run("resources change in place and new pods get them", func(t *testing.T) {
+		name := apps[1].Name()
+		before := map[string]string{}
+		var cpu resource.Quantity
+		for _, p := range pods(name) {
+			before[p.Name] = string(p.UID)
+			cpu = p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
+		}
+		require.NotEmpty(t, before)
+		floor := resource.NewMilliQuantity(cpu.MilliValue()+300, resource.DecimalSI)
+		m := mpa(name)
+		m.Spec.ResourcePolicy.ContainerPolicies[0].MinAllowed[corev1.ResourceCPU] = *floor
+		require.NoError(t, admin.Update(ctx, m))
+		require.Eventually(t, func() bool {
+			for _, p := range pods(name) {
+				if before[p.Name] != string(p.UID) {
+					return false // a pod was replaced: not in place
+				}
+				got := p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
+				if got.Cmp(*floor) < 0 || len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].Resources == nil {
+					return false
+				}
+				if applied := p.Status.ContainerStatuses[0].Resources.Limits[corev1.ResourceCPU]; applied.Cmp(*floor) < 0 {
+					return false
+				}
+			}
+			c := meta.FindStatusCondition(mpa(name).Status.Conditions, v1alpha1.ConditionResizedInPlace)
+			return c != nil && c.Status == metav1.ConditionTrue
+		}, 30*time.Second, 500*time.Millisecond, "in-place resize to ≥ %s\n%s", floor, ctl.tail())
+
+		// A pod created now comes from the unchanged template; the webhook
+		// sizes it like the resized ones.
+		m = mpa(name)
+		n := int32(len(before)) + 1
+		m.Spec.Constraints.MinReplicas = &n
+		require.NoError(t, admin.Update(ctx, m))
+		require.Eventually(t, func() bool {
+			for _, p := range pods(name) {
+				if _, old := before[p.Name]; old {
+					continue
+				}
+				got := p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
+				return got.Cmp(*floor) >= 0 && p.Annotations[admission.SizedByAnnotation] == name
+			}
+			return false
+		}, 30*time.Second, 500*time.Millisecond, "new pod sized by the webhook\n%s", ctl.tail())
+	})
+
+	t.Run("an invalid MPA is rejected with a clear message", func(t *testing.T) {
+		bad := mpa(apps[2].Name()).DeepCopy()
+		bad.ObjectMeta = metav1.ObjectMeta{Name: "bad", Namespace: ns}
+		bad.Status = v1alpha1.MultidimPodAutoscalerStatus{}
+		alpha := 2.0
+		bad.Spec.Agent.Alpha = &alpha
+		minR := int32(30)
+		bad.Spec.Constraints.MinReplicas = &minR
+		err := admin.Create(ctx, bad)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "spec.agent.alpha")
+		assert.Contains(t, err.Error(), "minReplicas must not exceed maxReplicas")
+	})
+
+	t.Run("trajectories written while InfluxDB is down appear after it restarts", func(t *testing.T) {
+		app := ns + "/" + apps[3].Name()
+		require.NoError(t, influx.Stop())
+		down := time.Now()
+		time.Sleep(4 * step)
+		up := time.Now()
+		require.NoError(t, influx.Restart(ctx))
+		reader, err := trajectory.OpenInflux(ctx, influx.URL(), filepath.Join(dir, "reader-spool"))
+		require.NoError(t, err)
+		defer reader.Close()
+		require.Eventually(t, func() bool {
+			tr, err := reader.Range(ctx, app, down, up)
+			if err != nil {
+				return false
+			}
+			n := 0
+			for _, x := range tr {
+				n += len(x.Steps)
+			}
+			return n >= 2
+		}, 60*time.Second, time.Second, "steps of %s between %s and %s\n%s", app, down, up, ctl.tail())
+	})
+
+	t.Run("a controller killed with SIGKILL continues from its persisted stage", func(t *testing.T) {
+		name := apps[4].Name()
+		require.Eventually(t, func() bool {
+			a := mpa(name).Status.Agent
+			return a != nil && a.Episode >= 1 && a.Stage == v1alpha1.StageOnline
+		}, 60*time.Second, 500*time.Millisecond, "an episode completed and the agent went online\n%s", ctl.tail())
+		ctl.kill(t)
+		before := mpa(name).Status.Agent.DeepCopy()
+		ctl = startController(t, cc, filepath.Join(dir, "controller-2.log"))
+		require.Eventually(t, func() bool {
+			a := mpa(name).Status.Agent
+			return a.Episode*5+int64(a.Step) > before.Episode*5+int64(before.Step)
+		}, 60*time.Second, 500*time.Millisecond, "steps after the restart\n%s", ctl.tail())
+		after := mpa(name).Status.Agent
+		assert.Equal(t, v1alpha1.StageOnline, after.Stage, "the stage survives the restart")
+		assert.GreaterOrEqual(t, after.Episode, before.Episode, "episodes continue")
+	})
+}
+
+// controllerProc is a controller child process.
+type controllerProc struct {
+	cmd *exec.Cmd
+	log string
+}
+
+func startController(t *testing.T, cc childConfig, logPath string) *controllerProc {
+	t.Helper()
+	raw, err := json.Marshal(cc)
+	require.NoError(t, err)
+	f, err := os.Create(logPath)
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	cmd.Stdout, cmd.Stderr = f, f
+	require.NoError(t, cmd.Start())
+	p := &controllerProc{cmd: cmd, log: logPath}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		f.Close()
+	})
+	return p
+}
+
+func (p *controllerProc) kill(t *testing.T) {
+	require.NoError(t, p.cmd.Process.Kill()) // SIGKILL
+	_ = p.cmd.Wait()
+}
+
+// tail is the end of the controller's log, for failure messages.
+func (p *controllerProc) tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+func cachedBinaries(t *testing.T) cluster.Binaries {
+	t.Helper()
+	cacheDir, err := cluster.DefaultCacheDir()
+	require.NoError(t, err)
+	v := cluster.DefaultVersions()
+	for _, d := range []string{"kubernetes-" + v.Kubernetes, "etcd-" + v.Etcd, "kwok-" + v.Kwok} {
+		if _, err := os.Stat(filepath.Join(cacheDir, d)); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("control-plane binaries not built in %s (CI=true): ci/setup.sh builds them", cacheDir)
+			}
+			t.Skipf("control-plane binaries not built in %s (run `make cluster-up` once)", cacheDir)
+		}
+	}
+	b, err := cluster.Install(t.Context(), cacheDir, v, nil)
+	require.NoError(t, err)
+	return b
+}
+
+func restConfig(t *testing.T, kubeconfig string) *rest.Config {
+	t.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	rc.QPS, rc.Burst = 100, 200
+	return rc
+}
+
+func kubeClient(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	s, err := manager.Scheme()
+	require.NoError(t, err)
+	require.NoError(t, apiextensionsv1.AddToScheme(s))
+	c, err := client.New(restConfig(t, kubeconfig), client.Options{Scheme: s})
+	require.NoError(t, err)
+	return c
+}
+
+// installCRD creates the MPA CRD and waits until it is established.
+func installCRD(ctx context.Context, t *testing.T, c client.Client) {
+	t.Helper()
+	data, err := os.ReadFile("../api/crd/autoscaling.aware.dev_multidimpodautoscalers.yaml")
+	require.NoError(t, err)
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, yaml.UnmarshalStrict(data, &crd))
+	require.NoError(t, c.Create(ctx, &crd))
+	require.Eventually(t, func() bool {
+		var got apiextensionsv1.CustomResourceDefinition
+		if err := c.Get(ctx, client.ObjectKeyFromObject(&crd), &got); err != nil {
+			return false
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond)
+	// The discovery cache of the apiserver needs a moment for the new kind.
+	require.Eventually(t, func() bool {
+		var l v1alpha1.MultidimPodAutoscalerList
+		return c.List(ctx, &l) == nil
+	}, 30*time.Second, 200*time.Millisecond)
+}
+
+// grantControllerRole binds the generated ClusterRole to a user and
+// returns that user's kubeconfig: the controller runs with exactly it.
+func grantControllerRole(ctx context.Context, t *testing.T, c *cluster.Cluster, admin client.Client) string {
+	t.Helper()
+	data, err := os.ReadFile("../deploy/rbac/role.yaml")
+	require.NoError(t, err)
+	data = bytes.TrimPrefix(data, []byte("---\n"))
+	var role rbacv1.ClusterRole
+	require.NoError(t, yaml.UnmarshalStrict(data, &role))
+	require.NoError(t, admin.Create(ctx, &role))
+	const user = "aware-controller"
+	require.NoError(t, admin.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "aware-controller"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}))
+	path, err := c.UserKubeconfig("controller", user)
+	require.NoError(t, err)
+	return path
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	out := make([]int, 0, n)
+	for range n {
+		srv := httptest.NewServer(nil)
+		var port int
+		_, err := fmt.Sscanf(srv.URL[strings.LastIndex(srv.URL, ":")+1:], "%d", &port)
+		srv.Close()
+		require.NoError(t, err)
+		out = append(out, port)
+	}
+	return out
+}
