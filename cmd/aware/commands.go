@@ -17,5 +17,6 @@ func subcommands() []*cobra.Command {
 		newClusterCmd(),
 		newEnvCmd(),
 		newControllerCmd(),
+		newTwinCmd(),
 	}
 }
