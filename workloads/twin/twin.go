@@ -1,6 +1,7 @@
 package twin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -396,7 +397,7 @@ func (t *Twin) assign() {
 	}
 	deps, _ := t.deps.List(labels.Everything())
 	slices.SortFunc(deps, func(a, b *appsv1.Deployment) int {
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	})
 	t.tracked = t.tracked[:0]
 	for _, d := range deps {
