@@ -302,15 +302,7 @@ func (s *FileStore) RecentEpisodes(ctx context.Context, app string, n int) ([]Ep
 	if s.closed {
 		return nil, ErrClosed
 	}
-	a := s.ix.apps[app]
-	if a == nil {
-		return nil, ctx.Err()
-	}
-	var out []Episode
-	for _, i := range recentDone(a.eps, n) {
-		out = append(out, a.eps[i].toEpisode(app))
-	}
-	return out, ctx.Err()
+	return s.ix.recent(app, n), ctx.Err()
 }
 
 // Top implements Store.

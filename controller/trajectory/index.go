@@ -230,6 +230,20 @@ func (ix *index[E]) names() []string {
 
 // recentDone returns the positions of the last n complete episodes, oldest
 // first.
+// recent is RecentEpisodes over the index: the last n complete episodes of
+// app, oldest first (nil for an unknown app).
+func (ix *index[E]) recent(app string, n int) []Episode {
+	a := ix.apps[app]
+	if a == nil {
+		return nil
+	}
+	var out []Episode
+	for _, i := range recentDone(a.eps, n) {
+		out = append(out, a.eps[i].toEpisode(app))
+	}
+	return out
+}
+
 func recentDone[E any](eps []entry[E], n int) []int {
 	var out []int
 	for i := len(eps) - 1; i >= 0 && len(out) < n; i-- {

@@ -65,15 +65,7 @@ func (m *Memory) RecentEpisodes(ctx context.Context, app string, n int) ([]Episo
 	if m.closed {
 		return nil, ErrClosed
 	}
-	a := m.ix.apps[app]
-	if a == nil {
-		return nil, ctx.Err()
-	}
-	var out []Episode
-	for _, i := range recentDone(a.eps, n) {
-		out = append(out, a.eps[i].toEpisode(app))
-	}
-	return out, ctx.Err()
+	return m.ix.recent(app, n), ctx.Err()
 }
 
 // Top implements Store.
