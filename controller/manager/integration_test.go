@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -366,18 +367,13 @@ func (p *controllerProc) tail() string {
 
 func cachedBinaries(t *testing.T) cluster.Binaries {
 	t.Helper()
-	cacheDir, err := cluster.DefaultCacheDir()
-	require.NoError(t, err)
-	v := cluster.DefaultVersions()
-	for _, d := range []string{"kubernetes-" + v.Kubernetes, "etcd-" + v.Etcd, "kwok-" + v.Kwok} {
-		if _, err := os.Stat(filepath.Join(cacheDir, d)); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("control-plane binaries not built in %s (CI=true): ci/setup.sh builds them", cacheDir)
-			}
-			t.Skipf("control-plane binaries not built in %s (run `make cluster-up` once)", cacheDir)
+	b, err := cluster.Cached(t.Context())
+	if errors.Is(err, cluster.ErrNotBuilt) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: ci/setup.sh builds them)", err)
 		}
+		t.Skip(err)
 	}
-	b, err := cluster.Install(t.Context(), cacheDir, v, nil)
 	require.NoError(t, err)
 	return b
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"fmt"
 	"io"
@@ -253,4 +254,26 @@ func DefaultCacheDir() (string, error) {
 		return "", fmt.Errorf("cluster: %w", err)
 	}
 	return filepath.Join(base, "aware", "cluster"), nil
+}
+
+// ErrNotBuilt says the default versions' binaries are not in the default
+// cache (ci/setup.sh, `aware cluster install` or `make cluster-up` build
+// them).
+var ErrNotBuilt = errors.New("control-plane binaries not built (run `aware cluster install`; about 10 minutes once)")
+
+// Cached returns the default versions' binaries from the default cache
+// without building anything: ErrNotBuilt when a version is missing there.
+// Tests use it to skip (or, under CI, fail) instead of starting a build.
+func Cached(ctx context.Context) (Binaries, error) {
+	dir, err := DefaultCacheDir()
+	if err != nil {
+		return Binaries{}, err
+	}
+	v := DefaultVersions()
+	for _, d := range []string{"kubernetes-" + v.Kubernetes, "etcd-" + v.Etcd, "kwok-" + v.Kwok} {
+		if _, err := os.Stat(filepath.Join(dir, d)); err != nil {
+			return Binaries{}, fmt.Errorf("%w: %s", ErrNotBuilt, filepath.Join(dir, d))
+		}
+	}
+	return Install(ctx, dir, v, nil)
 }

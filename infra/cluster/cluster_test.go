@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
@@ -133,4 +134,11 @@ func TestKubeconfigAndStages(t *testing.T) {
 
 func TestStopWithoutStateIsANoOp(t *testing.T) {
 	require.NoError(t, Stop(t.Context(), t.TempDir()))
+}
+
+func TestCachedNotBuilt(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	_, err := Cached(t.Context())
+	require.ErrorIs(t, err, ErrNotBuilt)
+	assert.Contains(t, err.Error(), "kubernetes-"+DefaultVersions().Kubernetes)
 }

@@ -2,10 +2,10 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,18 +21,13 @@ import (
 // about 10 minutes); otherwise the test is skipped with that instruction.
 func cachedBinaries(t *testing.T) Binaries {
 	t.Helper()
-	dir, err := DefaultCacheDir()
-	require.NoError(t, err)
-	v := DefaultVersions()
-	for _, d := range []string{"kubernetes-" + v.Kubernetes, "etcd-" + v.Etcd, "kwok-" + v.Kwok} {
-		if _, err := os.Stat(filepath.Join(dir, d)); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("control-plane binaries not built in %s (CI=true): ci/setup.sh builds them", dir)
-			}
-			t.Skipf("control-plane binaries not built in %s (run `make cluster-up` once)", dir)
+	b, err := Cached(t.Context())
+	if errors.Is(err, ErrNotBuilt) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: ci/setup.sh builds them)", err)
 		}
+		t.Skip(err)
 	}
-	b, err := Install(t.Context(), dir, v, nil)
 	require.NoError(t, err)
 	return b
 }

@@ -2,10 +2,10 @@ package twin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,18 +28,13 @@ import (
 // built them; otherwise the test is skipped, or fails when CI=true.
 func clusterBinaries(t *testing.T) cluster.Binaries {
 	t.Helper()
-	dir, err := cluster.DefaultCacheDir()
-	require.NoError(t, err)
-	v := cluster.DefaultVersions()
-	for _, d := range []string{"kubernetes-" + v.Kubernetes, "etcd-" + v.Etcd, "kwok-" + v.Kwok} {
-		if _, err := os.Stat(filepath.Join(dir, d)); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("control-plane binaries not built in %s (CI=true): run `make cluster-up` once", dir)
-			}
-			t.Skipf("control-plane binaries not built in %s (run `make cluster-up` once)", dir)
+	b, err := cluster.Cached(t.Context())
+	if errors.Is(err, cluster.ErrNotBuilt) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: ci/setup.sh builds them)", err)
 		}
+		t.Skip(err)
 	}
-	b, err := cluster.Install(t.Context(), dir, v, nil)
 	require.NoError(t, err)
 	return b
 }
