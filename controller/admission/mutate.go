@@ -103,24 +103,13 @@ func Mutate(m *v1alpha1.MultidimPodAutoscaler, pod *corev1.Pod) (bool, string) {
 		if pol.Container == "" && i > 0 {
 			break
 		}
-		for _, cr := range rec.ContainerRecommendations {
-			if cr.ContainerName != c.Name && cr.ContainerName != "*" {
-				continue
-			}
-			cur := autoscaler.ContainerResources(c.Resources)
-			want := cur
-			if q, ok := cr.Target[corev1.ResourceCPU]; ok {
-				want.CPU = float64(q.MilliValue()) / 1000
-			}
-			if q, ok := cr.Target[corev1.ResourceMemory]; ok {
-				want.Memory = float64(q.Value())
-			}
+		cur := autoscaler.ContainerResources(c.Resources)
+		if want, ok := autoscaler.Recommended(rec, c.Name, cur); ok {
 			want, _ = autoscaler.TargetResources(pol, cur, want, false)
 			if autoscaler.Differs(pol, cur, want) {
 				c.Resources = autoscaler.WithResources(pol, c.Resources, want)
 				changed = true
 			}
-			break
 		}
 	}
 	if !changed {

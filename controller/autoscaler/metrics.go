@@ -40,3 +40,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	return m
 }
+
+// forget drops the per-MPA series of a deleted MPA.
+func (m *Metrics) forget(namespace, name string) {
+	l := prometheus.Labels{"namespace": namespace, "name": name}
+	for _, v := range []*prometheus.GaugeVec{m.reward, m.episodeReward, m.stage} {
+		v.DeletePartialMatch(l)
+	}
+}

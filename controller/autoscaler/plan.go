@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/recommender"
 )
 
@@ -13,6 +14,23 @@ import (
 // zero field is unset.
 type Resources struct {
 	CPU, Memory float64
+}
+
+// amount is a quantity as a float: cores for CPU (whole millicores),
+// bytes otherwise.
+func amount(n corev1.ResourceName, q resource.Quantity) float64 {
+	if n == corev1.ResourceCPU {
+		return float64(q.MilliValue()) / 1000
+	}
+	return float64(q.Value())
+}
+
+// quantity is amount's inverse, rounded to whole millicores or bytes.
+func quantity(n corev1.ResourceName, v float64) resource.Quantity {
+	if n == corev1.ResourceCPU {
+		return *resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI)
+	}
+	return *resource.NewQuantity(int64(math.Round(v)), resource.BinarySI)
 }
 
 // ContainerResources reads the limits of a container (the requests when a
@@ -26,12 +44,49 @@ func ContainerResources(r corev1.ResourceRequirements) Resources {
 		if !ok {
 			return 0
 		}
-		if n == corev1.ResourceCPU {
-			return float64(q.MilliValue()) / 1000
-		}
-		return float64(q.Value())
+		return amount(n, q)
 	}
 	return Resources{CPU: get(corev1.ResourceCPU), Memory: get(corev1.ResourceMemory)}
+}
+
+// Recommended reads the target of container from a recommendation (its
+// own entry, else a "*" entry, as for container policies); resources the
+// target leaves out keep their value in cur. It reports whether an entry
+// applied.
+func Recommended(rec *v1alpha1.RecommendedPodResources, container string, cur Resources) (Resources, bool) {
+	if rec == nil {
+		return cur, false
+	}
+	var c *v1alpha1.RecommendedContainerResources
+	for i := range rec.ContainerRecommendations {
+		switch e := &rec.ContainerRecommendations[i]; e.ContainerName {
+		case container:
+			c = e
+		case "*":
+			if c == nil {
+				c = e
+			}
+		}
+	}
+	if c == nil {
+		return cur, false
+	}
+	out := cur
+	if q, ok := c.Target[corev1.ResourceCPU]; ok {
+		out.CPU = amount(corev1.ResourceCPU, q)
+	}
+	if q, ok := c.Target[corev1.ResourceMemory]; ok {
+		out.Memory = amount(corev1.ResourceMemory, q)
+	}
+	return out, true
+}
+
+// resourceList is r as a resource list of CPU and memory.
+func resourceList(r Resources) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    quantity(corev1.ResourceCPU, r.CPU),
+		corev1.ResourceMemory: quantity(corev1.ResourceMemory, r.Memory),
+	}
 }
 
 // Round brings resources to what the API stores without churn: whole
@@ -64,7 +119,7 @@ func TargetResources(p Policy, current, recommended Resources, agent bool) (Reso
 	if agent && p.Agent != nil {
 		a := p.Agent.Actions
 		if a.MaxCPUChange != nil && current.CPU > 0 {
-			d := float64(a.MaxCPUChange.MilliValue()) / 1000
+			d := amount(corev1.ResourceCPU, *a.MaxCPUChange)
 			out.CPU = min(max(out.CPU, current.CPU-d), current.CPU+d)
 		}
 		if a.MaxMemoryChange != nil && current.Memory > 0 {
@@ -99,23 +154,14 @@ func Differs(p Policy, current, target Resources) bool {
 func WithResources(p Policy, r corev1.ResourceRequirements, t Resources) corev1.ResourceRequirements {
 	out := *r.DeepCopy()
 	set := func(n corev1.ResourceName, v float64) {
-		var q resource.Quantity
-		if n == corev1.ResourceCPU {
-			q = *resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI)
-		} else {
-			q = *resource.NewQuantity(int64(math.Round(v)), resource.BinarySI)
-		}
+		q := quantity(n, v)
 		lim, hasLim := out.Limits[n]
 		req, hasReq := out.Requests[n]
 		switch {
 		case hasLim && hasReq && lim.Cmp(req) != 0 && !lim.IsZero():
 			ratio := req.AsApproximateFloat64() / lim.AsApproximateFloat64()
 			out.Limits[n] = q
-			if n == corev1.ResourceCPU {
-				out.Requests[n] = *resource.NewMilliQuantity(int64(math.Round(v*ratio*1000)), resource.DecimalSI)
-			} else {
-				out.Requests[n] = *resource.NewQuantity(int64(math.Round(v*ratio)), resource.BinarySI)
-			}
+			out.Requests[n] = quantity(n, v*ratio)
 		case hasLim:
 			out.Limits[n] = q
 			if hasReq {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -109,4 +110,27 @@ func TestWithResources(t *testing.T) {
 	}
 	assert.False(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.5001, 256.2 * gym.MiB}), "rounding noise is no change")
 	assert.True(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.501, 256 * gym.MiB}))
+}
+
+func TestRecommended(t *testing.T) {
+	entry := func(name, cpu string) v1alpha1.RecommendedContainerResources {
+		return v1alpha1.RecommendedContainerResources{ContainerName: name, Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	cur := Resources{CPU: 0.5, Memory: 512 * gym.MiB}
+	for _, order := range [][]v1alpha1.RecommendedContainerResources{
+		{entry("*", "2"), entry("workload", "1")},
+		{entry("workload", "1"), entry("*", "2")},
+	} {
+		got, ok := Recommended(&v1alpha1.RecommendedPodResources{ContainerRecommendations: order}, "workload", cur)
+		require.True(t, ok)
+		assert.Equal(t, Resources{CPU: 1, Memory: 512 * gym.MiB}, got, "the named entry wins over \"*\"; memory it leaves out is kept")
+	}
+	got, ok := Recommended(&v1alpha1.RecommendedPodResources{ContainerRecommendations: []v1alpha1.RecommendedContainerResources{entry("*", "2")}}, "workload", cur)
+	assert.True(t, ok)
+	assert.Equal(t, 2.0, got.CPU)
+	got, ok = Recommended(&v1alpha1.RecommendedPodResources{ContainerRecommendations: []v1alpha1.RecommendedContainerResources{entry("other", "2")}}, "workload", cur)
+	assert.False(t, ok)
+	assert.Equal(t, cur, got)
+	_, ok = Recommended(nil, "workload", cur)
+	assert.False(t, ok)
 }

@@ -182,11 +182,7 @@ func PolicyOf(m *v1alpha1.MultidimPodAutoscaler) (Policy, error) {
 
 func setBound(dst *float64, l corev1.ResourceList, r corev1.ResourceName) {
 	if q, ok := l[r]; ok {
-		if r == corev1.ResourceCPU {
-			*dst = float64(q.MilliValue()) / 1000
-		} else {
-			*dst = float64(q.Value())
-		}
+		*dst = amount(r, q)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -179,9 +178,11 @@ func (r *Reconciler) untilNextRound(now time.Time) time.Duration {
 	return max(next.Sub(now), time.Millisecond)
 }
 
-// forget drops the state of a deleted MPA (states are keyed by UID, so a
-// re-created MPA of the same name starts afresh).
+// forget drops the state and the per-MPA metric series of a deleted MPA
+// (states are keyed by UID, so a re-created MPA of the same name starts
+// afresh).
 func (r *Reconciler) forget(n types.NamespacedName) {
+	r.cfg.metrics.forget(n.Namespace, n.Name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for uid, name := range r.names {
@@ -395,17 +396,7 @@ func (r *Reconciler) externalRecommendation(m *v1alpha1.MultidimPodAutoscaler, c
 	if rec.Replicas != nil {
 		replicas = *rec.Replicas
 	}
-	res := cur
-	for _, c := range rec.ContainerRecommendations {
-		if c.ContainerName == container || c.ContainerName == "*" {
-			if q, ok := c.Target[corev1.ResourceCPU]; ok {
-				res.CPU = float64(q.MilliValue()) / 1000
-			}
-			if q, ok := c.Target[corev1.ResourceMemory]; ok {
-				res.Memory = float64(q.Value())
-			}
-		}
-	}
+	res, _ := Recommended(rec, container, cur)
 	return replicas, res, true
 }
 
@@ -556,13 +547,6 @@ func podResources(p *corev1.Pod, container string, applied bool) (Resources, boo
 		}
 	}
 	return Resources{}, false
-}
-
-func resourceList(r Resources) corev1.ResourceList {
-	return corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(r.CPU*1000+0.5), resource.DecimalSI),
-		corev1.ResourceMemory: *resource.NewQuantity(int64(r.Memory+0.5), resource.BinarySI),
-	}
 }
 
 func (r *Reconciler) setCondition(m *v1alpha1.MultidimPodAutoscaler, typ string, ok bool, reason, msg string) {

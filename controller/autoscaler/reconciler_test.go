@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -245,4 +246,18 @@ func TestReconcileInvalidSpec(t *testing.T) {
 	assert.Equal(t, "InvalidSpec", c.Reason)
 	assert.Contains(t, c.Message, "maxReplicas 20 is below minReplicas 50")
 	assert.Equal(t, 0, w.calls)
+}
+
+func TestReconcileForgetsDeletedMPA(t *testing.T) {
+	w := newWorld(t, nil)
+	w.step(t)
+	w.step(t)
+	require.Equal(t, 1, testutil.CollectAndCount(w.r.cfg.metrics.reward))
+	require.Equal(t, 4, testutil.CollectAndCount(w.r.cfg.metrics.stage))
+	require.NoError(t, w.c.Delete(context.Background(), w.mpa(t)))
+	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+	require.NoError(t, err)
+	assert.Zero(t, testutil.CollectAndCount(w.r.cfg.metrics.reward))
+	assert.Zero(t, testutil.CollectAndCount(w.r.cfg.metrics.stage))
+	assert.Empty(t, w.r.state)
 }
