@@ -16,7 +16,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/manager"
+	"github.com/aware-autoscaler/aware/controller/mpaenv"
+	"github.com/aware-autoscaler/aware/controller/telemetry"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/gym/remote"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -47,6 +54,13 @@ type envServeConfig struct {
 	seed      uint64 // of the synthetic load shapes
 	timeout   time.Duration
 	metrics   bool
+	// cluster serves MPAs of a real cluster instead of simulated apps.
+	cluster    bool
+	kubeconfig string
+	prometheus string
+	namespace  string
+	mpas       []string
+	actuation  time.Duration
 	// listening, if set, is told the address once the server listens.
 	listening func(addr string)
 }
@@ -55,7 +69,7 @@ func newEnvServeCmd() *cobra.Command {
 	var cfg envServeConfig
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve simulated generated applications as gym environments over HTTP/JSON",
+		Short: "Serve simulated applications, or MPAs of a cluster, as gym environments over HTTP/JSON",
 		Long: `Serves applications of the generated pool, each simulated by the calibrated simulator, as
 environments named after them (app-0001, ...) over HTTP/JSON, for agents in other languages:
 
@@ -68,11 +82,41 @@ environments named after them (app-0001, ...) over HTTP/JSON, for agents in othe
 Every other call needs "Authorization: Bearer <token>" with the token in --token-file
 (e.g. head -c 32 /dev/urandom | base64 > token; chmod 600 token). --insecure serves without a
 token, on a loopback address only. Load shapes come from the real traces in --traces, or
-synthetic ones when they are absent. The Python client is gym/remote/python/aware_env.py.`,
+synthetic ones when they are absent. The Python client is gym/remote/python/aware_env.py.
+
+With --cluster it serves MultidimPodAutoscalers of the cluster of --kubeconfig instead, named
+after them (the MPAs of --mpa, or every MPA of --namespace that names an external
+recommender). Each is the paper's MPA wrapper: a step writes the action to the MPA's
+status.recommendation, waits until the controller (` + "`aware controller`" + `, same --step) has
+actuated it, then observes one whole step through --prometheus and computes the reward as the
+controller does. The controller applies it only while the MPA's agent stage is Online or
+Serving (spec.agent.bootstrap: false starts there). Seeds are ignored: a cluster cannot be
+rewound. Its user needs get/list on MPAs, patch on their status, get on the targets' scale
+subresource and list on pods (controller/deploy/env-rbac/role.yaml).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("apps") && len(cfg.names) > 0 {
+			fl := cmd.Flags()
+			if fl.Changed("apps") && len(cfg.names) > 0 {
 				return errors.New("--apps and --app are exclusive: serve the first N applications, or the named ones")
+			}
+			if cfg.cluster {
+				for _, n := range []string{"apps", "app", "pool-seed", "traces", "seed"} {
+					if fl.Changed(n) {
+						return fmt.Errorf("--%s selects simulated applications; with --cluster, select MPAs with --namespace and --mpa", n)
+					}
+				}
+				if !fl.Changed("step") {
+					cfg.step = 15 * time.Second
+				}
+				if !fl.Changed("episode") {
+					cfg.episode = 0
+				}
+			} else {
+				for _, n := range []string{"kubeconfig", "prometheus", "namespace", "mpa", "actuation-timeout"} {
+					if fl.Changed(n) {
+						return fmt.Errorf("--%s needs --cluster", n)
+					}
+				}
 			}
 			return cfg.run(cmd.Context(), cmd.OutOrStdout(), slog.Default())
 		},
@@ -90,6 +134,12 @@ synthetic ones when they are absent. The Python client is gym/remote/python/awar
 	f.Uint64Var(&cfg.seed, "seed", 1, "seed of the synthetic load shapes")
 	f.DurationVar(&cfg.timeout, "timeout", 0, "bound on each reset or step (0: none)")
 	f.BoolVar(&cfg.metrics, "metrics", false, "also serve Prometheus metrics at /metrics (without a token)")
+	f.BoolVar(&cfg.cluster, "cluster", false, "serve MPAs of a real cluster instead of simulated applications")
+	f.StringVar(&cfg.kubeconfig, "kubeconfig", "", "with --cluster: kubeconfig (default $KUBECONFIG, then in-cluster)")
+	f.StringVar(&cfg.prometheus, "prometheus", "", "with --cluster: Prometheus base URL (required)")
+	f.StringVar(&cfg.namespace, "namespace", "default", "with --cluster: namespace of the MPAs")
+	f.StringSliceVar(&cfg.mpas, "mpa", nil, "with --cluster: serve these MPAs (default: every MPA of --namespace with an external recommender)")
+	f.DurationVar(&cfg.actuation, "actuation-timeout", 0, "with --cluster: bound on the wait for the controller to actuate a step (default 3 steps)")
 	return cmd
 }
 
@@ -149,8 +199,11 @@ func (c envServeConfig) appIndices() ([]int, error) {
 	return idx, nil
 }
 
-// envs builds the simulated environments, by application name.
-func (c envServeConfig) envs() (map[string]gym.Env, error) {
+// envs builds the environments, by name.
+func (c envServeConfig) envs(ctx context.Context, log *slog.Logger) (map[string]gym.Env, error) {
+	if c.cluster {
+		return c.clusterEnvs(ctx, log)
+	}
 	idx, err := c.appIndices()
 	if err != nil {
 		return nil, err
@@ -187,7 +240,7 @@ func (c envServeConfig) run(ctx context.Context, out io.Writer, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	envs, err := c.envs()
+	envs, err := c.envs(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -222,4 +275,76 @@ func (c envServeConfig) run(ctx context.Context, out io.Writer, log *slog.Logger
 		c.listening(addr)
 	}
 	return remote.Serve(ctx, ln, h, 10*time.Second, log)
+}
+
+// clusterEnvs builds an MPA environment per selected MPA, sharing one
+// Prometheus observer (one snapshot per step, as in the controller).
+func (c envServeConfig) clusterEnvs(ctx context.Context, log *slog.Logger) (map[string]gym.Env, error) {
+	var errs []error
+	if c.prometheus == "" {
+		errs = append(errs, errors.New("--prometheus: a Prometheus URL is required with --cluster"))
+	}
+	if c.step <= 0 {
+		errs = append(errs, fmt.Errorf("--step %s: must be positive (the controller's --step)", c.step))
+	}
+	if c.episode < 0 {
+		errs = append(errs, fmt.Errorf("--episode %d: must be positive", c.episode))
+	}
+	if c.actuation < 0 {
+		errs = append(errs, fmt.Errorf("--actuation-timeout %s: must be positive", c.actuation))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	rc, err := loadRESTConfig(c.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := manager.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	src, err := telemetry.New(c.prometheus, telemetry.WithLogger(log))
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus: %w", err)
+	}
+	obs := manager.NewSnapshotObserver(src)
+	names := c.mpas
+	if len(names) == 0 {
+		var list v1alpha1.MultidimPodAutoscalerList
+		if err := cl.List(ctx, &list, client.InNamespace(c.namespace)); err != nil {
+			return nil, fmt.Errorf("MPAs of namespace %s: %w", c.namespace, err)
+		}
+		for i := range list.Items {
+			if p, err := autoscaler.PolicyOf(&list.Items[i]); err == nil && p.External() {
+				names = append(names, list.Items[i].Name)
+			}
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no MPA of namespace %s names an external recommender in spec.recommenders (of %d MPAs); name MPAs with --mpa", c.namespace, len(list.Items))
+		}
+	}
+	opts := []mpaenv.Option{mpaenv.WithStep(c.step), mpaenv.WithLogger(log)}
+	if c.episode > 0 {
+		opts = append(opts, mpaenv.WithEpisode(c.episode))
+	}
+	if c.actuation > 0 {
+		opts = append(opts, mpaenv.WithActuationTimeout(c.actuation))
+	}
+	envs := make(map[string]gym.Env, len(names))
+	for _, n := range names {
+		if _, dup := envs[n]; dup {
+			return nil, fmt.Errorf("--mpa %s is given twice", n)
+		}
+		e, err := mpaenv.New(ctx, cl, types.NamespacedName{Namespace: c.namespace, Name: n}, obs, opts...)
+		if err != nil {
+			return nil, err
+		}
+		envs[n] = e
+	}
+	return envs, nil
 }

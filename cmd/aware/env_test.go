@@ -38,6 +38,10 @@ func TestEnvServeConfigErrors(t *testing.T) {
 		{"bad app name", func(c *envServeConfig) { c.tokenFile, c.names = good, []string{"frontend"} }, `--app "frontend"`},
 		{"app twice", func(c *envServeConfig) { c.tokenFile, c.names = good, []string{"app-0002", "app-0002"} }, "--app app-0002 is given twice"},
 		{"bad episode", func(c *envServeConfig) { c.tokenFile, c.episode = good, 0 }, "--episode 0"},
+		{"cluster without prometheus", func(c *envServeConfig) { c.tokenFile, c.cluster = good, true }, "--prometheus: a Prometheus URL is required with --cluster"},
+		{"cluster bad step", func(c *envServeConfig) {
+			c.tokenFile, c.cluster, c.prometheus, c.step = good, true, "http://127.0.0.1:9", 0
+		}, "--step 0s: must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
@@ -53,6 +57,20 @@ func TestEnvServeConfigErrors(t *testing.T) {
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
 	assert.ErrorContains(t, cmd.Execute(), "--apps and --app are exclusive")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--cluster", "--apps", "2"}, "--apps selects simulated applications; with --cluster, select MPAs with --namespace and --mpa"},
+		{[]string{"serve", "--prometheus", "http://127.0.0.1:9090"}, "--prometheus needs --cluster"},
+		{[]string{"serve", "--mpa", "app-0001"}, "--mpa needs --cluster"},
+	} {
+		cmd := newEnvCmd()
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		assert.ErrorContains(t, cmd.Execute(), tc.want, "%v", tc.args)
+	}
 }
 
 // TestEnvServe serves two named applications of the pool with synthetic

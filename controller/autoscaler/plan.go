@@ -81,8 +81,9 @@ func Recommended(rec *v1alpha1.RecommendedPodResources, container string, cur Re
 	return out, true
 }
 
-// resourceList is r as a resource list of CPU and memory.
-func resourceList(r Resources) corev1.ResourceList {
+// ResourceList is r as a resource list, rounded to whole millicores and
+// bytes.
+func ResourceList(r Resources) corev1.ResourceList {
 	return corev1.ResourceList{
 		corev1.ResourceCPU:    quantity(corev1.ResourceCPU, r.CPU),
 		corev1.ResourceMemory: quantity(corev1.ResourceMemory, r.Memory),

@@ -224,7 +224,7 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	}
 
 	// The target and its pods.
-	target, scale, err := r.getScale(ctx, m)
+	target, scale, err := GetScale(ctx, r.c, m)
 	if err != nil {
 		r.cfg.metrics.errors.WithLabelValues("scale").Inc()
 		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedGetScale", err.Error())
@@ -233,17 +233,14 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 		}
 		return err
 	}
-	pods, err := r.pods(ctx, m.Namespace, scale.Status.Selector)
+	pods, err := TargetPods(ctx, r.c, m.Namespace, scale.Status.Selector)
 	if err != nil {
 		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedListPods", err.Error())
 		return err
 	}
 	r.setCondition(m, v1alpha1.ConditionAbleToScale, true, "SucceededGetScale", "the target's scale subresource and pods can be read")
-	container := pol.Container
-	if container == "" && len(pods) > 0 {
-		container = pods[0].Spec.Containers[0].Name
-	}
-	cur := meanResources(pods, container, true)
+	container := ScaledContainer(pol, pods)
+	cur := MeanResources(pods, container)
 	m.Status.CurrentReplicas = scale.Status.Replicas
 
 	// Agent stage: INITIALIZED moves on at once (Algorithm 1).
@@ -318,13 +315,11 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 
 	// The trajectory record of the previous step completes with this
 	// step's reward; then this step's state and action are kept.
-	sp := gym.SLOPreservation(pol.SLO(), met)
-	state := gym.State(make([]float64, gym.StateDim), met, sp, st.prevArrival, pol.GymBounds(), gym.DefaultCapacities())
+	ev := Evaluate(pol, met, st.prevArrival)
+	state := ev.State
 	st.prevArrival = met.ArrivalRate
 	if pol.Agent != nil {
-		cpuU, memU := gym.Utilization(met)
-		reward := gym.Reward(pol.Agent.AlphaOrDefault(), sp, cpuU, memU)
-		if err := r.record(ctx, m, pol, st, reward, now); err != nil {
+		if err := r.record(ctx, m, pol, st, ev.Reward, now); err != nil {
 			r.cfg.metrics.errors.WithLabelValues("store").Inc()
 			log.Warn("trajectory not recorded", "err", err)
 		}
@@ -375,11 +370,11 @@ func (r *Reconciler) newRecommender(p Policy) (*mpa.MPA, error) {
 func (r *Reconciler) defaultRecommendation(rec *mpa.MPA, a recommender.Allocation, container string, now time.Time) *v1alpha1.RecommendedPodResources {
 	t := metav1.NewTime(now)
 	replicas := int32(a.Replicas)
-	cr := v1alpha1.RecommendedContainerResources{ContainerName: container, Target: resourceList(Round(Resources{CPU: a.CPU, Memory: a.Memory}))}
+	cr := v1alpha1.RecommendedContainerResources{ContainerName: container, Target: ResourceList(Round(Resources{CPU: a.CPU, Memory: a.Memory}))}
 	if v, ok := rec.VPA().Recommendation(); ok {
-		cr.LowerBound = resourceList(Round(Resources{CPU: v.LowerBound.CPU, Memory: v.LowerBound.Memory}))
-		cr.UpperBound = resourceList(Round(Resources{CPU: v.UpperBound.CPU, Memory: v.UpperBound.Memory}))
-		cr.UncappedTarget = resourceList(Round(Resources{CPU: v.UncappedTarget.CPU, Memory: v.UncappedTarget.Memory}))
+		cr.LowerBound = ResourceList(Round(Resources{CPU: v.LowerBound.CPU, Memory: v.LowerBound.Memory}))
+		cr.UpperBound = ResourceList(Round(Resources{CPU: v.UpperBound.CPU, Memory: v.UpperBound.Memory}))
+		cr.UncappedTarget = ResourceList(Round(Resources{CPU: v.UncappedTarget.CPU, Memory: v.UncappedTarget.Memory}))
 	}
 	return &v1alpha1.RecommendedPodResources{Replicas: &replicas, Recommender: "hpa+vpa", Time: &t,
 		ContainerRecommendations: []v1alpha1.RecommendedContainerResources{cr}}
@@ -461,10 +456,10 @@ func orInitialized(s v1alpha1.AgentStage) v1alpha1.AgentStage {
 	return s
 }
 
-// getScale reads the target's scale subresource. The target is a typed
-// object when the scheme knows its kind, else unstructured (any kind with a
-// scale subresource, e.g. a custom resource).
-func (r *Reconciler) getScale(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler) (client.Object, *autoscalingv1.Scale, error) {
+// GetScale reads the scale subresource of an MPA's target. The target is
+// a typed object when c's scheme knows its kind, else unstructured (any
+// kind with a scale subresource, e.g. a custom resource).
+func GetScale(ctx context.Context, c client.Client, m *v1alpha1.MultidimPodAutoscaler) (client.Object, *autoscalingv1.Scale, error) {
 	ref := m.Spec.ScaleTargetRef
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
@@ -472,7 +467,7 @@ func (r *Reconciler) getScale(ctx context.Context, m *v1alpha1.MultidimPodAutosc
 	}
 	gvk := gv.WithKind(ref.Kind)
 	var target client.Object
-	if o, err := r.c.Scheme().New(gvk); err == nil {
+	if o, err := c.Scheme().New(gvk); err == nil {
 		if co, ok := o.(client.Object); ok {
 			target = co
 		}
@@ -485,13 +480,15 @@ func (r *Reconciler) getScale(ctx context.Context, m *v1alpha1.MultidimPodAutosc
 	target.SetNamespace(m.Namespace)
 	target.SetName(ref.Name)
 	scale := &autoscalingv1.Scale{}
-	if err := r.c.SubResource("scale").Get(ctx, target, scale); err != nil {
+	if err := c.SubResource("scale").Get(ctx, target, scale); err != nil {
 		return nil, nil, fmt.Errorf("scale of %s %s/%s: %w", ref.Kind, m.Namespace, ref.Name, err)
 	}
 	return target, scale, nil
 }
 
-func (r *Reconciler) pods(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
+// TargetPods lists the pods of a target's selector (the scale
+// subresource's status.selector) that are neither terminating nor finished.
+func TargetPods(ctx context.Context, c client.Reader, ns, selector string) ([]corev1.Pod, error) {
 	sel, err := labels.Parse(selector)
 	if err != nil {
 		return nil, fmt.Errorf("target selector %q: %w", selector, err)
@@ -500,7 +497,7 @@ func (r *Reconciler) pods(ctx context.Context, ns, selector string) ([]corev1.Po
 		return nil, fmt.Errorf("target selector %q selects every pod; refusing", selector)
 	}
 	var list corev1.PodList
-	if err := r.c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, fmt.Errorf("pods of %s: %w", ns, err)
 	}
 	out := list.Items[:0]
@@ -512,14 +509,22 @@ func (r *Reconciler) pods(ctx context.Context, ns, selector string) ([]corev1.Po
 	return out, nil
 }
 
-// meanResources is the mean over pods of a container's limits: as applied
-// (status) when applied is set and the kubelet reports them, else as
-// specified.
-func meanResources(pods []corev1.Pod, container string, applied bool) Resources {
+// ScaledContainer is the container the policy scales: the named one, else
+// the first container of the pods ("" without pods).
+func ScaledContainer(p Policy, pods []corev1.Pod) string {
+	if p.Container == "" && len(pods) > 0 {
+		return pods[0].Spec.Containers[0].Name
+	}
+	return p.Container
+}
+
+// MeanResources is the mean over pods of a container's limits as applied
+// (the kubelet's report in the pod status), else as specified.
+func MeanResources(pods []corev1.Pod, container string) Resources {
 	var sum Resources
 	n := 0
 	for i := range pods {
-		r, ok := podResources(&pods[i], container, applied)
+		r, ok := podResources(&pods[i], container, true)
 		if !ok {
 			continue
 		}
@@ -531,6 +536,13 @@ func meanResources(pods []corev1.Pod, container string, applied bool) Resources 
 		return Resources{}
 	}
 	return Resources{CPU: sum.CPU / float64(n), Memory: sum.Memory / float64(n)}
+}
+
+// AppliedResources are a pod container's limits as applied (the kubelet's
+// report in the pod status), else as specified; false when the pod has no
+// such container.
+func AppliedResources(p *corev1.Pod, container string) (Resources, bool) {
+	return podResources(p, container, true)
 }
 
 func podResources(p *corev1.Pod, container string, applied bool) (Resources, bool) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,9 +33,13 @@ import (
 	"github.com/aware-autoscaler/aware/controller/admission"
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/manager"
+	"github.com/aware-autoscaler/aware/controller/mpaenv"
+	"github.com/aware-autoscaler/aware/controller/telemetry"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/gym/remote"
 	"github.com/aware-autoscaler/aware/infra/cluster"
 	"github.com/aware-autoscaler/aware/infra/influxdb"
 	"github.com/aware-autoscaler/aware/infra/prometheus"
@@ -125,7 +130,8 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 	t.Cleanup(func() { _ = c.Down(context.Background()) })
 	admin := kubeClient(t, c.Kubeconfig)
 	installCRD(ctx, t, admin)
-	ctrlKubeconfig := grantControllerRole(ctx, t, c, admin)
+	ctrlKubeconfig := grantRole(ctx, t, c, admin, "rbac/role.yaml")
+	envKubeconfig := grantRole(ctx, t, c, admin, "env-rbac/role.yaml")
 	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 
 	// Ten generated apps with their MPAs (default recommender).
@@ -266,6 +272,64 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 			}
 			return false
 		}, 30*time.Second, 500*time.Millisecond, "new pod sized by the webhook\n%s", ctl.tail())
+	})
+
+	t.Run("the gym environment over an MPA drives its target", func(t *testing.T) {
+		// The MPA of apps[2] gets an external recommender that acts at
+		// once (no bootstrapping), one replica per step at most.
+		name := apps[2].Name()
+		m := mpa(name)
+		m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+		bootstrap := false
+		m.Spec.Agent.Bootstrap = &bootstrap
+		one := int32(1)
+		m.Spec.Agent.Actions.MaxReplicaChange = &one
+		require.NoError(t, admin.Update(ctx, m))
+
+		src, err := telemetry.New(prom.URL())
+		require.NoError(t, err)
+		envClient := kubeClient(t, envKubeconfig)
+		env, err := mpaenv.New(ctx, envClient, client.ObjectKey{Namespace: ns, Name: name}, manager.NewSnapshotObserver(src),
+			mpaenv.WithStep(step), mpaenv.WithActuationTimeout(30*time.Second), mpaenv.WithEpisode(2))
+		require.NoError(t, err)
+		// Driven over the remote API, as an agent in another language would.
+		srv, err := remote.NewServer(map[string]gym.Env{name: env}, "test-token")
+		require.NoError(t, err)
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		e, err := remote.Dial(ctx, hs.URL, name, "test-token")
+		require.NoError(t, err)
+
+		obs, info, err := e.Reset(ctx, 0)
+		require.NoError(t, err, "%s", ctl.tail())
+		require.NoError(t, e.ObservationSpace().Contains(obs))
+		cur := info.Metrics
+		want := cur.Replicas + 1
+		cpu := math.Round((cur.CPULimit+0.1)*1000) / 1000
+		if cpu > e.ActionSpace().High[gym.ActCPU] {
+			cpu = math.Round((cur.CPULimit-0.1)*1000) / 1000
+		}
+		for i, act := range [][]float64{{float64(want + 3), cpu, cur.MemoryLimit}, {float64(want), cpu, cur.MemoryLimit}} {
+			obs, reward, _, trunc, info, err := e.Step(ctx, act)
+			require.NoError(t, err, "step %d\n%s", i+1, ctl.tail())
+			require.NoError(t, e.ObservationSpace().Contains(obs))
+			assert.Equal(t, want, info.Metrics.Replicas, "step %d: one replica more (maxReplicaChange 1), then stay", i+1)
+			assert.InDelta(t, cpu, info.Metrics.CPULimit, 1e-3, "step %d", i+1)
+			assert.Equal(t, want, info.Metrics.ReadyReplicas, "step %d: the twin reports the pods ready", i+1)
+			assert.Greater(t, info.Metrics.ArrivalRate, 0.0, "step %d: load measured through Prometheus", i+1)
+			assert.True(t, reward > 0 && reward <= 2, "step %d: reward %g in (0, 2]", i+1, reward)
+			assert.Equal(t, i == 1, trunc, "step %d: episode of 2", i+1)
+		}
+		got := pods(name)
+		require.Len(t, got, want)
+		for _, p := range got {
+			lim := p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
+			assert.Equal(t, int64(math.Round(cpu*1000)), lim.MilliValue(), "pod %s", p.Name)
+		}
+		m = mpa(name)
+		require.NotNil(t, m.Status.Recommendation)
+		assert.Equal(t, "aware", m.Status.Recommendation.Recommender)
+		assert.Equal(t, int32(want), m.Status.DesiredReplicas)
 	})
 
 	t.Run("an invalid MPA is rejected with a clear message", func(t *testing.T) {
@@ -423,23 +487,24 @@ func installCRD(ctx context.Context, t *testing.T, c client.Client) {
 	}, 30*time.Second, 200*time.Millisecond)
 }
 
-// grantControllerRole binds the generated ClusterRole to a user and
-// returns that user's kubeconfig: the controller runs with exactly it.
-func grantControllerRole(ctx context.Context, t *testing.T, c *cluster.Cluster, admin client.Client) string {
+// grantRole binds a generated ClusterRole (a file of controller/deploy)
+// to a user of the same name and returns that user's kubeconfig: the
+// controller and the environment run with exactly their roles.
+func grantRole(ctx context.Context, t *testing.T, c *cluster.Cluster, admin client.Client, file string) string {
 	t.Helper()
-	data, err := os.ReadFile("../deploy/rbac/role.yaml")
+	data, err := os.ReadFile(filepath.Join("../deploy", file))
 	require.NoError(t, err)
 	data = bytes.TrimPrefix(data, []byte("---\n"))
 	var role rbacv1.ClusterRole
 	require.NoError(t, yaml.UnmarshalStrict(data, &role))
 	require.NoError(t, admin.Create(ctx, &role))
-	const user = "aware-controller"
+	user := role.Name
 	require.NoError(t, admin.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "aware-controller"},
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 	}))
-	path, err := c.UserKubeconfig("controller", user)
+	path, err := c.UserKubeconfig(role.Name, user)
 	require.NoError(t, err)
 	return path
 }
