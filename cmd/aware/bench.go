@@ -1,12 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aware-autoscaler/aware/controller/rl"
+	"github.com/aware-autoscaler/aware/evaluation/scale"
 	"github.com/aware-autoscaler/aware/evaluation/speed"
+	"github.com/aware-autoscaler/aware/infra/cluster"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -31,5 +40,101 @@ prints each time with its target and its speed-up over FIRM's published 73 ms an
 			return speed.WriteTable(out, rows)
 		},
 	})
+	cmd.AddCommand(newBenchControllerCmd())
 	return cmd
+}
+
+// benchControllerFlags are the flags of `aware bench controller`.
+type benchControllerFlags struct {
+	cfg     scale.Config
+	ctlArgs []string
+	keep    bool
+	check   bool
+}
+
+func newBenchControllerCmd() *cobra.Command {
+	var fl benchControllerFlags
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Scale benchmark: one controller replica over --apps MPAs on the local control plane with the digital twin",
+		Long: `Starts the local control plane (kwok nodes), installs the MPA CRD and the controller's
+ClusterRole from the source tree (--repo), deploys the first --apps generated applications with
+their MPAs (built-in HPA+VPA recommender) and waits for their pods, runs the digital twin scraped
+by a real Prometheus every --scrape, and starts this binary's ` + "`aware controller`" + ` as its
+own process with only its ClusterRole's rights (webhook off; --controller-args adds flags).
+After a warm-up in which every MPA gets a recommendation on fresh metrics it measures --rounds
+step-aligned rounds: the time from each round's boundary until every MPA's new recommendation
+arrived (watched), the controller's average CPU (/proc/<pid>/stat), its RSS sampled every
+second and its peak (VmHWM), and its error counters, against the issue's targets: ≤ 1 core,
+≤ 512 MiB, a full round ≤ 15 s. It also prints the whole machine's CPU by process, since the
+testbed shares the machine with the controller. At 1000 apps it takes about 4 minutes and all of
+2 cores: run nothing heavy beside it. With --keep the working directory keeps the logs,
+controller-metrics.txt (its /metrics at the end) and arrivals.csv (every recommendation seen).
+With --check a missed target is an error (for nightly runs); the table is printed either way.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchController(cmd.Context(), fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&fl.cfg.Apps, "apps", 1000, "generated applications, one MPA each (the first N of the pool)")
+	f.IntVar(&fl.cfg.Nodes, "nodes", 0, "kwok nodes of 64 CPUs, 256 GiB (default: room for twice the pool's initial requests, at least 4)")
+	f.DurationVar(&fl.cfg.Step, "step", 15*time.Second, "the controller's step")
+	f.IntVar(&fl.cfg.Rounds, "rounds", 4, "rounds measured after the warm-up")
+	f.DurationVar(&fl.cfg.Scrape, "scrape", 5*time.Second, "Prometheus's scrape interval")
+	f.DurationVar(&fl.cfg.Tick, "tick", time.Second, "the twin's wall-clock tick")
+	f.Int64Var(&fl.cfg.PoolSeed, "pool-seed", 1, "seed of the generated pool")
+	f.Uint64Var(&fl.cfg.Seed, "seed", 1, "seed of the synthetic load shapes and the twin's noise")
+	f.StringVar(&fl.cfg.Traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
+	f.StringVar(&fl.cfg.Dir, "dir", "", "working directory, empty or absent (default: a temporary one, removed afterwards unless --keep)")
+	f.StringVar(&fl.cfg.Repo, "repo", "", "repository root holding the CRD and the ClusterRole (default: found upwards from the working directory)")
+	f.StringSliceVar(&fl.ctlArgs, "controller-args", nil, "extra flags of the aware controller command, e.g. --controller-args=--concurrency=16,-v")
+	f.BoolVar(&fl.keep, "keep", false, "keep the temporary working directory (logs, Prometheus data, trajectories)")
+	f.BoolVar(&fl.check, "check", false, "fail when a target is missed")
+	return cmd
+}
+
+func runBenchController(ctx context.Context, fl benchControllerFlags, out, errOut io.Writer) (err error) {
+	bins, err := cluster.Cached(ctx)
+	if errors.Is(err, cluster.ErrNotBuilt) {
+		return fmt.Errorf("%w; then run `aware bench controller` again", err)
+	}
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench controller: the aware binary: %w", err)
+	}
+	cfg := fl.cfg
+	cfg.Binaries, cfg.Controller, cfg.Log = bins, append([]string{self, "controller"}, fl.ctlArgs...), slog.Default()
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "aware-bench-controller-"); err != nil {
+			return fmt.Errorf("bench controller: %w", err)
+		}
+		defer func() {
+			// A failed run keeps its logs for inspection.
+			if fl.keep || err != nil {
+				fmt.Fprintf(errOut, "working directory kept: %s\n", cfg.Dir)
+				return
+			}
+			if rmErr := os.RemoveAll(cfg.Dir); rmErr != nil {
+				err = fmt.Errorf("bench controller: removing %s: %w", cfg.Dir, rmErr)
+			}
+		}()
+	}
+	start := time.Now()
+	fmt.Fprintf(errOut, "scale benchmark: %d apps on the local control plane, step %s, %d rounds, in %s…\n", cfg.Apps, cfg.Step, cfg.Rounds, cfg.Dir)
+	res, err := scale.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := scale.WriteTable(out, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(errOut, "benchmark took %s\n", time.Since(start).Round(time.Second))
+	if missed := res.Missed(); fl.check && len(missed) > 0 {
+		return fmt.Errorf("bench controller: %d target(s) missed:\n  %s", len(missed), strings.Join(missed, "\n  "))
+	}
+	return nil
 }

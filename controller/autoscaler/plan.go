@@ -149,6 +149,26 @@ func Differs(p Policy, current, target Resources) bool {
 	return (p.ScaleCPU && c.CPU != t.CPU) || (p.ScaleMemory && c.Memory != t.Memory)
 }
 
+// UpdateThreshold is the relative change of a controlled resource below
+// which the built-in recommender leaves running pods' resources alone
+// (upstream VPA's updater uses the same 10 %).
+const UpdateThreshold = 0.1
+
+// Significant reports whether moving a container from current to target
+// is worth a resize: a controlled resource changes by more than
+// UpdateThreshold, or current lies outside the policy's bounds.
+func Significant(p Policy, current, target Resources) bool {
+	b := p.Bounds
+	check := func(cur, tgt, lo, hi float64) bool {
+		if !(cur > 0) || cur < lo || cur > hi {
+			return true
+		}
+		return math.Abs(tgt-cur) > UpdateThreshold*cur*(1+1e-9)
+	}
+	return (p.ScaleCPU && check(current.CPU, target.CPU, b.MinCPU-1e-9, b.MaxCPU+1e-9)) ||
+		(p.ScaleMemory && check(current.Memory, target.Memory, b.MinMemory-0.5, b.MaxMemory+0.5))
+}
+
 // WithResources returns r with its controlled limits set to t. A request
 // keeps its ratio to the limit it had (requests = limits stays so); a
 // request without a limit is set to the target.

@@ -112,6 +112,35 @@ func TestWithResources(t *testing.T) {
 	assert.True(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.501, 256 * gym.MiB}))
 }
 
+func TestSignificant(t *testing.T) {
+	p, err := PolicyOf(testMPA()) // CPU 128m–2048m, memory 256Mi–3Gi
+	require.NoError(t, err)
+	cur := Resources{CPU: 0.5, Memory: 512 * gym.MiB}
+	for _, tt := range []struct {
+		name    string
+		cur     Resources
+		target  Resources
+		cpuOnly bool
+		want    bool
+	}{
+		{"same", cur, cur, false, false},
+		{"CPU +10 %", cur, Resources{0.55, 512 * gym.MiB}, false, false},
+		{"CPU +12 %", cur, Resources{0.56, 512 * gym.MiB}, false, true},
+		{"memory −9 %", cur, Resources{0.5, 466 * gym.MiB}, false, false},
+		{"memory −20 %", cur, Resources{0.5, 400 * gym.MiB}, false, true},
+		{"memory −20 % but not controlled", cur, Resources{0.5, 400 * gym.MiB}, true, false},
+		{"current below minAllowed", Resources{0.1, 512 * gym.MiB}, Resources{0.128, 512 * gym.MiB}, false, true},
+		{"current above maxAllowed", Resources{0.5, 4096 * gym.MiB}, Resources{0.5, 3900 * gym.MiB}, false, true},
+		{"no current resources", Resources{}, cur, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := p
+			q.ScaleMemory = !tt.cpuOnly
+			assert.Equal(t, tt.want, Significant(q, tt.cur, tt.target))
+		})
+	}
+}
+
 func TestRecommended(t *testing.T) {
 	entry := func(name, cpu string) v1alpha1.RecommendedContainerResources {
 		return v1alpha1.RecommendedContainerResources{ContainerName: name, Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -150,7 +151,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.cfg.now()
 	st := r.stateFor(&m)
-	if !st.last.IsZero() && st.gen == m.Generation && now.Sub(st.last) < r.cfg.step*9/10 {
+	if !st.last.IsZero() && st.gen == m.Generation && !st.last.Before(now.Truncate(r.cfg.step)) {
+		// This round's step is done (a spec change steps at once).
 		return ctrl.Result{RequeueAfter: r.untilNextRound(now)}, nil
 	}
 	log := r.cfg.log.With("mpa", req.String())
@@ -353,7 +355,11 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 			r.event(m, corev1.EventTypeNormal, "Scaled", fmt.Sprintf("replicas %d → %d", scale.Spec.Replicas, desired))
 		}
 	}
-	if pol.Mode == v1alpha1.UpdateModeInPlaceOrRecreate || pol.Mode == v1alpha1.UpdateModeRecreate {
+	// The built-in recommender leaves running pods alone for small changes
+	// (as upstream VPA's updater); an agent's resources are applied as
+	// they are.
+	vertical := agentActs || Significant(pol, cur, res)
+	if vertical && (pol.Mode == v1alpha1.UpdateModeInPlaceOrRecreate || pol.Mode == v1alpha1.UpdateModeRecreate) {
 		if err := r.applyResources(ctx, m, pol, target, pods, container, res, log); err != nil {
 			errs = append(errs, err)
 		}
@@ -458,7 +464,10 @@ func orInitialized(s v1alpha1.AgentStage) v1alpha1.AgentStage {
 
 // GetScale reads the scale subresource of an MPA's target. The target is
 // a typed object when c's scheme knows its kind, else unstructured (any
-// kind with a scale subresource, e.g. a custom resource).
+// kind with a scale subresource, e.g. a custom resource). Deployments,
+// StatefulSets and ReplicaSets are read with Get (from the cache of a
+// manager's client: no request per step) and their scale derived as the
+// API server derives it; other kinds are read through the subresource.
 func GetScale(ctx context.Context, c client.Client, m *v1alpha1.MultidimPodAutoscaler) (client.Object, *autoscalingv1.Scale, error) {
 	ref := m.Spec.ScaleTargetRef
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -479,11 +488,60 @@ func GetScale(ctx context.Context, c client.Client, m *v1alpha1.MultidimPodAutos
 	}
 	target.SetNamespace(m.Namespace)
 	target.SetName(ref.Name)
+	if scale, ok, err := typedScale(ctx, c, target); ok || err != nil {
+		if err != nil {
+			return nil, nil, fmt.Errorf("scale of %s %s/%s: %w", ref.Kind, m.Namespace, ref.Name, err)
+		}
+		return target, scale, nil
+	}
 	scale := &autoscalingv1.Scale{}
 	if err := c.SubResource("scale").Get(ctx, target, scale); err != nil {
 		return nil, nil, fmt.Errorf("scale of %s %s/%s: %w", ref.Kind, m.Namespace, ref.Name, err)
 	}
 	return target, scale, nil
+}
+
+// typedScale derives the scale of the apps/v1 workloads from the object
+// itself; ok is false for other kinds. The scale carries no resource
+// version, so that an update of it is not refused for a cache that lags.
+func typedScale(ctx context.Context, c client.Client, target client.Object) (*autoscalingv1.Scale, bool, error) {
+	var (
+		spec     *int32
+		status   int32
+		selector *metav1.LabelSelector
+	)
+	switch o := target.(type) {
+	case *appsv1.Deployment:
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+			return nil, true, err
+		}
+		spec, status, selector = o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector
+	case *appsv1.StatefulSet:
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+			return nil, true, err
+		}
+		spec, status, selector = o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector
+	case *appsv1.ReplicaSet:
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+			return nil, true, err
+		}
+		spec, status, selector = o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector
+	default:
+		return nil, false, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		return nil, true, fmt.Errorf("spec.selector: %w", err)
+	}
+	replicas := int32(1) // the API's default
+	if spec != nil {
+		replicas = *spec
+	}
+	return &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: target.GetName(), Namespace: target.GetNamespace(), UID: target.GetUID()},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
+		Status:     autoscalingv1.ScaleStatus{Replicas: status, Selector: sel.String()},
+	}, true, nil
 }
 
 // TargetPods lists the pods of a target's selector (the scale

@@ -147,9 +147,23 @@ func TestReconcileDefaultRecommender(t *testing.T) {
 	// A second reconcile within the same step (e.g. a spec watch event) does
 	// not run another step.
 	calls := w.calls
-	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}}
+	_, err := w.r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, calls, w.calls)
+
+	// A step that ran late in its round (a long queue) does not cost the
+	// next round its step.
+	round := w.now.Truncate(15 * time.Second)
+	w.now = round.Add(29 * time.Second)
+	_, err = w.r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, calls+1, w.calls)
+	w.now = round.Add(30 * time.Second)
+	res, err := w.r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, calls+2, w.calls, "the next round steps, 1 s after the late one")
+	assert.Equal(t, 15*time.Second, res.RequeueAfter, "aligned on the next round")
 }
 
 func TestReconcileHoldsOnMissingMetrics(t *testing.T) {

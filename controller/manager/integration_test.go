@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"math"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +40,7 @@ import (
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/gym/remote"
 	"github.com/aware-autoscaler/aware/infra/cluster"
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/infra/influxdb"
 	"github.com/aware-autoscaler/aware/infra/prometheus"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -97,16 +97,6 @@ func runChild(raw string) int {
 	return 1
 }
 
-func requireBinary(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not installed (CI=true): run ci/setup.sh", name)
-		}
-		t.Skipf("%s not installed; run ci/setup.sh", name)
-	}
-}
-
 // TestControllerOnLocalControlPlane runs the whole path on real parts:
 // the local control plane (kwok nodes), the digital twin exporting the
 // simulated apps' metrics, a real Prometheus scraping it, a real InfluxDB
@@ -116,9 +106,9 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane, Prometheus, InfluxDB and the controller")
 	}
-	requireBinary(t, "prometheus")
-	requireBinary(t, "influxd")
-	bins := cachedBinaries(t)
+	clustertest.RequireBinary(t, "prometheus")
+	clustertest.RequireBinary(t, "influxd")
+	bins := clustertest.Binaries(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -427,19 +417,6 @@ func (p *controllerProc) tail() string {
 		b = b[len(b)-4000:]
 	}
 	return string(b)
-}
-
-func cachedBinaries(t *testing.T) cluster.Binaries {
-	t.Helper()
-	b, err := cluster.Cached(t.Context())
-	if errors.Is(err, cluster.ErrNotBuilt) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: ci/setup.sh builds them)", err)
-		}
-		t.Skip(err)
-	}
-	require.NoError(t, err)
-	return b
 }
 
 func restConfig(t *testing.T, kubeconfig string) *rest.Config {

@@ -36,12 +36,19 @@ type Config struct {
 	// Nodes is the number of fake nodes (default 4), each with PodsPerNode
 	// pod capacity (default 1100), 64 CPUs and 256 GiB.
 	Nodes, PodsPerNode int
+	// Archs are the nodes' kubernetes.io/arch labels, given in turn
+	// (default amd64 and ppc64le: the paper's x86 and Power nodes, which
+	// the generated manifests select).
+	Archs []string
 	// Detach lets the processes outlive the caller (`aware cluster up`);
 	// otherwise they receive SIGKILL when it dies.
 	Detach bool
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
+
+// DefaultArchs are the node architectures of a cluster by default.
+func DefaultArchs() []string { return []string{"amd64", "ppc64le"} }
 
 // Cluster is a running control plane.
 type Cluster struct {
@@ -73,6 +80,9 @@ type proc struct {
 func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("cluster: Config.Dir is empty")
+	}
+	if len(cfg.Archs) == 0 {
+		cfg.Archs = DefaultArchs()
 	}
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 4
@@ -229,7 +239,7 @@ func (c *Cluster) start(ctx context.Context, cfg Config) error {
 	}, nil); err != nil {
 		return err
 	}
-	if err := c.createNodes(ctx, hc, cfg.Nodes, cfg.PodsPerNode); err != nil {
+	if err := c.createNodes(ctx, hc, cfg.Nodes, cfg.PodsPerNode, cfg.Archs); err != nil {
 		return err
 	}
 	if err := c.waitNodesReady(ctx, hc, cfg.Nodes); err != nil {

@@ -68,15 +68,15 @@ leaderElection:
 func nodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 
 // createNodes registers n fake nodes that kwok manages (by annotation),
-// leaving existing ones alone.
-func (c *Cluster) createNodes(ctx context.Context, hc *http.Client, n, pods int) error {
+// of the architectures archs in turn, leaving existing ones alone.
+func (c *Cluster) createNodes(ctx context.Context, hc *http.Client, n, pods int, archs []string) error {
 	for i := range n {
 		node := corev1.Node{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        nodeName(i),
 				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
-				Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": nodeName(i), "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
+				Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": nodeName(i), "kubernetes.io/os": "linux", "kubernetes.io/arch": archs[i%len(archs)]},
 			},
 			Status: corev1.NodeStatus{
 				Capacity: corev1.ResourceList{

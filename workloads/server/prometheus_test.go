@@ -19,23 +19,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 )
-
-// requireBinary returns the path of name, skipping the test when it is not
-// installed, except under CI=true where a missing binary is a failure.
-func requireBinary(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not installed (CI=true): run ci/setup.sh: %v", name, err)
-		}
-		t.Skipf("%s not installed; run ci/setup.sh (or apt-get install %s) to run this test", name, name)
-	}
-	return p
-}
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -70,7 +57,7 @@ func TestPrometheusScrapesServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts Prometheus")
 	}
-	promBin := requireBinary(t, "prometheus")
+	promBin := clustertest.RequireBinary(t, "prometheus")
 
 	spec := app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: "itest", Seed: 1,
 		Segments: []segments.Spec{{Name: "sleep", Size: 1}}}

@@ -2,10 +2,8 @@ package twin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -21,23 +19,9 @@ import (
 	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/infra/localproc"
 )
-
-// clusterBinaries returns the control plane's binaries if Install has
-// built them; otherwise the test is skipped, or fails when CI=true.
-func clusterBinaries(t *testing.T) cluster.Binaries {
-	t.Helper()
-	b, err := cluster.Cached(t.Context())
-	if errors.Is(err, cluster.ErrNotBuilt) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: ci/setup.sh builds them)", err)
-		}
-		t.Skip(err)
-	}
-	require.NoError(t, err)
-	return b
-}
 
 type logWriter struct{ t *testing.T }
 
@@ -70,7 +54,7 @@ func TestTwinOnLocalCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
-	bins := clusterBinaries(t)
+	bins := clustertest.Binaries(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, err := cluster.Up(ctx, cluster.Config{Dir: t.TempDir(), Binaries: bins, Nodes: 1, Log: logWriter{t}})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -19,23 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/infra/localproc"
 	"github.com/aware-autoscaler/aware/workloads/server"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
-
-// requireBinary finds name on PATH, or skips the test (fails with CI=true).
-func requireBinary(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not installed (CI=true): run ci/setup.sh: %v", name, err)
-		}
-		t.Skipf("%s not installed; run ci/setup.sh (or apt-get install %s) to run this test", name, name)
-	}
-	return p
-}
 
 // TestPrometheusReadsSimulatedRates has a real Prometheus scrape the twin
 // of an application in a steady state and checks, through its query API,
@@ -47,7 +34,7 @@ func TestPrometheusReadsSimulatedRates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts Prometheus")
 	}
-	promBin := requireBinary(t, "prometheus")
+	promBin := clustertest.RequireBinary(t, "prometheus")
 
 	app := testApp("a", 220)
 	app.Noise = 0

@@ -1,0 +1,203 @@
+package scale
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aware-autoscaler/aware/infra/cluster"
+)
+
+// Paths of the manifests the benchmark installs, relative to the
+// repository root (Config.Repo).
+const (
+	CRDPath  = "controller/api/crd/autoscaling.aware.dev_multidimpodautoscalers.yaml"
+	RolePath = "controller/deploy/rbac/role.yaml"
+)
+
+// Namespace holds the benchmark's applications and MPAs.
+const Namespace = "bench"
+
+// Targets are the issue's bounds for one controller replica.
+type Targets struct {
+	// CPU is the average CPU in cores over the measured rounds.
+	CPU float64
+	// RSS bounds the resident set size in bytes (sampled maximum and
+	// VmHWM).
+	RSS uint64
+	// Round bounds the time from a round's boundary to every MPA's new
+	// recommendation.
+	Round time.Duration
+}
+
+// DefaultTargets are the issue's: ≤ 1 core, ≤ 512 MiB, a round ≤ 15 s.
+func DefaultTargets() Targets {
+	return Targets{CPU: 1, RSS: 512 << 20, Round: 15 * time.Second}
+}
+
+// Config describes one benchmark run. Zero fields take the defaults noted.
+type Config struct {
+	// Apps is the number of generated applications, each with its MPA on
+	// the built-in recommender (default 1000).
+	Apps int
+	// Nodes is the number of kwok nodes, alternately x86 and Power
+	// (default: for each node class, enough nodes of its architecture for
+	// twice its pods' initial requests; at least 4).
+	Nodes int
+	// Step is the controller's step (default 15 s).
+	Step time.Duration
+	// Rounds is the number of measured rounds after the warm-up
+	// (default 4).
+	Rounds int
+	// Scrape is Prometheus's scrape interval (default 5 s).
+	Scrape time.Duration
+	// Tick is the twin's wall-clock tick (default 1 s).
+	Tick time.Duration
+	// PoolSeed seeds the generated pool (default 1); Seed the load shapes
+	// and the twin's noise (default 1).
+	PoolSeed int64
+	Seed     uint64
+	// Traces is the folder of the real traces; "" or a missing file gives
+	// synthetic shapes (pool.LoadShapes).
+	Traces string
+	// Dir is the working directory (cluster, prometheus, store, logs); it
+	// must be empty or absent. Required.
+	Dir string
+	// Repo is the repository root holding CRDPath and RolePath (default:
+	// found upwards from the working directory).
+	Repo string
+	// Binaries are the control plane's executables (cluster.Cached).
+	// Required.
+	Binaries cluster.Binaries
+	// Controller is the argv prefix that runs `aware controller` itself
+	// (not a wrapper such as `go run`: its pid is the one measured), e.g.
+	// {os.Executable(), "controller"}; Run appends --kubeconfig,
+	// --prometheus, --store-dir, --step, --metrics-addr and --probe-addr.
+	// Required.
+	Controller []string
+	// Targets are the bounds checked (default DefaultTargets).
+	Targets Targets
+	// Log receives progress (default: discarded).
+	Log *slog.Logger
+}
+
+// withDefaults fills the zero fields and validates the result.
+func (c Config) withDefaults() (Config, error) {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Apps, 1000)
+	def(&c.Rounds, 4)
+	defDur(&c.Step, 15*time.Second)
+	defDur(&c.Scrape, 5*time.Second)
+	defDur(&c.Tick, time.Second)
+	if c.PoolSeed == 0 {
+		c.PoolSeed = 1
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Targets == (Targets{}) {
+		c.Targets = DefaultTargets()
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	var errs []error
+	if c.Apps < 1 {
+		errs = append(errs, fmt.Errorf("scale: Apps %d: must be positive", c.Apps))
+	}
+	if n := len(cluster.DefaultArchs()); c.Nodes < 0 || (c.Nodes > 0 && c.Nodes < n) {
+		errs = append(errs, fmt.Errorf("scale: Nodes %d: want at least %d, one per node architecture %v (0: sized for the pool)", c.Nodes, n, cluster.DefaultArchs()))
+	}
+	if c.Rounds < 1 {
+		errs = append(errs, fmt.Errorf("scale: Rounds %d: must be positive", c.Rounds))
+	}
+	if c.Step < time.Second {
+		errs = append(errs, fmt.Errorf("scale: Step %s: must be at least 1s (the controller's minimum)", c.Step))
+	}
+	if c.Scrape <= 0 || c.Scrape > c.Step {
+		errs = append(errs, fmt.Errorf("scale: Scrape %s: must be positive and at most Step %s (rates over one step need samples)", c.Scrape, c.Step))
+	}
+	if c.Tick <= 0 {
+		errs = append(errs, fmt.Errorf("scale: Tick %s: must be positive", c.Tick))
+	}
+	if c.Dir == "" {
+		errs = append(errs, errors.New("scale: Dir: a working directory is required"))
+	}
+	if c.Binaries == (cluster.Binaries{}) {
+		errs = append(errs, errors.New("scale: Binaries: the control plane's executables are required (cluster.Cached)"))
+	}
+	if len(c.Controller) == 0 || c.Controller[0] == "" {
+		errs = append(errs, errors.New("scale: Controller: the argv that runs `aware controller` is required"))
+	}
+	if c.Targets.CPU <= 0 || c.Targets.RSS == 0 || c.Targets.Round <= 0 {
+		errs = append(errs, fmt.Errorf("scale: Targets %+v: every bound must be positive", c.Targets))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	if c.Repo == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return c, fmt.Errorf("scale: %w", err)
+		}
+		if c.Repo, err = FindRepo(wd); err != nil {
+			return c, err
+		}
+	}
+	for _, p := range []string{CRDPath, RolePath} {
+		if _, err := os.Stat(filepath.Join(c.Repo, p)); err != nil {
+			return c, fmt.Errorf("scale: Repo %s: %w", c.Repo, err)
+		}
+	}
+	return c, nil
+}
+
+// FindRepo returns the first of dir and its parents that holds CRDPath and
+// RolePath: the benchmark installs the CRD and ClusterRole from the
+// source tree.
+func FindRepo(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("scale: %w", err)
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		_, e1 := os.Stat(filepath.Join(d, CRDPath))
+		_, e2 := os.Stat(filepath.Join(d, RolePath))
+		if e1 == nil && e2 == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("scale: neither %s nor a parent holds %s and %s: run from the AWARE-Go repository or name its root (Config.Repo, --repo)", abs, CRDPath, RolePath)
+		}
+	}
+}
+
+// Capacity of one kwok node (infra/cluster): pods, CPUs and memory.
+const (
+	nodePods   = 1100
+	nodeCPU    = 64
+	nodeMemory = 256 << 30
+	// nodeHeadroom is how many times the pool's initial requests the
+	// nodes hold: the controller scales up, and a pod left Pending has no
+	// metrics, which holds its MPA's step.
+	nodeHeadroom = 2
+)
+
+// nodesNeeded is how many kwok nodes hold nodeHeadroom times the requests
+// of pods pods whose initial requests total cpu cores and memory bytes.
+func nodesNeeded(pods int, cpu, memory float64) int {
+	return int(math.Ceil(max(float64(pods)/nodePods, cpu/nodeCPU, memory/nodeMemory) * nodeHeadroom))
+}

@@ -1,0 +1,105 @@
+package scale
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/infra/cluster"
+)
+
+// fakeRepo is a directory holding the two manifests' paths.
+func fakeRepo(t *testing.T) string {
+	t.Helper()
+	repo := t.TempDir()
+	for _, p := range []string{CRDPath, RolePath} {
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(repo, p), []byte("---\n"), 0o644))
+	}
+	return repo
+}
+
+func TestConfigDefaultsAndErrors(t *testing.T) {
+	repo := fakeRepo(t)
+	valid := Config{Dir: "x", Repo: repo, Binaries: cluster.Binaries{APIServer: "/bin/true"}, Controller: []string{"/bin/aware", "controller"}}
+	got, err := valid.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, 1000, got.Apps)
+	assert.Zero(t, got.Nodes, "sized by Run for the pool")
+	assert.Equal(t, 4, got.Rounds)
+	assert.Equal(t, 15*time.Second, got.Step)
+	assert.Equal(t, 5*time.Second, got.Scrape)
+	assert.Equal(t, time.Second, got.Tick)
+	assert.Equal(t, int64(1), got.PoolSeed)
+	assert.Equal(t, uint64(1), got.Seed)
+	assert.Equal(t, DefaultTargets(), got.Targets)
+	assert.NotNil(t, got.Log)
+
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"apps", func(c *Config) { c.Apps = -1 }, "Apps -1"},
+		{"nodes", func(c *Config) { c.Nodes = -1 }, "Nodes -1"},
+		{"step", func(c *Config) { c.Step = 500 * time.Millisecond }, "Step 500ms"},
+		{"scrape above step", func(c *Config) { c.Step, c.Scrape = 2*time.Second, 3*time.Second }, "Scrape 3s"},
+		{"dir", func(c *Config) { c.Dir = "" }, "Dir"},
+		{"binaries", func(c *Config) { c.Binaries = cluster.Binaries{} }, "Binaries"},
+		{"controller", func(c *Config) { c.Controller = nil }, "Controller"},
+		{"targets", func(c *Config) { c.Targets = Targets{CPU: 1} }, "Targets"},
+		{"repo without the manifests", func(c *Config) { c.Repo = t.TempDir() }, "Repo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := valid
+			tc.edit(&c)
+			_, err := c.withDefaults()
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestFindRepo(t *testing.T) {
+	repo := fakeRepo(t)
+	deep := filepath.Join(repo, "evaluation", "scale")
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+	got, err := FindRepo(deep)
+	require.NoError(t, err)
+	assert.Equal(t, repo, got)
+	_, err = FindRepo(t.TempDir())
+	assert.ErrorContains(t, err, "run from the AWARE-Go repository")
+}
+
+func TestPrepareDir(t *testing.T) {
+	fresh := filepath.Join(t.TempDir(), "a", "b")
+	got, err := prepareDir(fresh)
+	require.NoError(t, err)
+	assert.DirExists(t, got)
+	_, err = prepareDir(got) // still empty
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(got, "etcd"), nil, 0o644))
+	_, err = prepareDir(got)
+	assert.ErrorContains(t, err, "is not empty (etcd…)")
+}
+
+func TestNodesNeeded(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		pods        int
+		cpu, memory float64
+		want        int
+	}{
+		{"small pools", 30, 23, 8 << 30, 1},
+		{"CPU bound: the default pool", 1489, 1144.2, 372.2 * (1 << 30), 36},
+		{"memory bound", 100, 10, 1024 << 30, 8},
+		{"pod bound", 3000, 10, 1 << 30, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, nodesNeeded(tc.pods, tc.cpu, tc.memory))
+		})
+	}
+}

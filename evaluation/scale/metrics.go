@@ -1,0 +1,129 @@
+package scale
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Names of the controller's metrics the benchmark reads
+// (controller/autoscaler/metrics.go, and controller-runtime's client-go
+// adapter for the API requests).
+const (
+	metricErrors          = "aware_controller_errors_total"
+	metricStep            = "aware_controller_step_seconds"
+	metricRecommendations = "aware_controller_recommendations_total"
+	metricRequests        = "rest_client_requests_total"
+)
+
+// counters are the controller's counters at one moment.
+type counters struct {
+	// Errors by "where" (observe, scale, resize, status, store, …).
+	Errors map[string]float64
+	// Steps and StepSeconds are the count and sum of the step-duration
+	// histogram.
+	Steps, StepSeconds float64
+	// Recommendations computed.
+	Recommendations float64
+	// Requests to the API server by method.
+	Requests map[string]float64
+}
+
+// since is c minus an earlier c0: what happened in between.
+func (c counters) since(c0 counters) counters {
+	sub := func(a, b map[string]float64) map[string]float64 {
+		out := maps.Clone(a)
+		for k, v := range b {
+			out[k] -= v
+			if out[k] == 0 {
+				delete(out, k)
+			}
+		}
+		return out
+	}
+	return counters{
+		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
+		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
+	}
+}
+
+func sum(m map[string]float64) float64 {
+	s := 0.0
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// scrapeCounters GETs url (the controller's /metrics) and reads counters;
+// it also returns the exposition as scraped.
+func scrapeCounters(ctx context.Context, hc *http.Client, url string) (counters, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return counters{}, nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return counters{}, nil, fmt.Errorf("controller metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return counters{}, nil, fmt.Errorf("controller metrics %s: %s", url, resp.Status)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return counters{}, nil, fmt.Errorf("controller metrics %s: %w", url, err)
+	}
+	c, err := parseCounters(bytes.NewReader(raw))
+	return c, raw, err
+}
+
+// parseCounters reads counters from the text exposition format; a metric
+// that is absent (a counter vector nothing has incremented yet) is zero.
+func parseCounters(r io.Reader) (counters, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return counters{}, fmt.Errorf("controller metrics: %w", err)
+	}
+	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}}
+	byLabel := func(name, label string, into map[string]float64) {
+		f := fams[name]
+		if f == nil {
+			return
+		}
+		for _, m := range f.GetMetric() {
+			into[labelValue(m, label)] += m.GetCounter().GetValue()
+		}
+	}
+	byLabel(metricErrors, "where", c.Errors)
+	byLabel(metricRequests, "method", c.Requests)
+	if f := fams[metricStep]; f != nil {
+		for _, m := range f.GetMetric() {
+			c.Steps += float64(m.GetHistogram().GetSampleCount())
+			c.StepSeconds += m.GetHistogram().GetSampleSum()
+		}
+	}
+	if f := fams[metricRecommendations]; f != nil {
+		for _, m := range f.GetMetric() {
+			c.Recommendations += m.GetCounter().GetValue()
+		}
+	}
+	return c, nil
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}

@@ -1,0 +1,81 @@
+package scale
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const sampleMetrics = `# HELP aware_controller_errors_total Failures, by where.
+# TYPE aware_controller_errors_total counter
+aware_controller_errors_total{where="observe"} 12
+aware_controller_errors_total{where="status"} 1
+# HELP aware_controller_recommendations_total Recommendations computed.
+# TYPE aware_controller_recommendations_total counter
+aware_controller_recommendations_total 4000
+# HELP aware_controller_step_seconds Duration of one MPA step.
+# TYPE aware_controller_step_seconds histogram
+aware_controller_step_seconds_bucket{le="0.001"} 0
+aware_controller_step_seconds_bucket{le="+Inf"} 4013
+aware_controller_step_seconds_sum 40.13
+aware_controller_step_seconds_count 4013
+# HELP rest_client_requests_total Number of HTTP requests, partitioned by status code, method, and host.
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 8000
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="PATCH"} 4000
+rest_client_requests_total{code="409",host="127.0.0.1:6443",method="PATCH"} 3
+`
+
+func TestParseCounters(t *testing.T) {
+	c, err := parseCounters(strings.NewReader(sampleMetrics))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"observe": 12, "status": 1}, c.Errors)
+	assert.Equal(t, map[string]float64{"GET": 8000, "PATCH": 4003}, c.Requests)
+	assert.Equal(t, 4013.0, c.Steps)
+	assert.InDelta(t, 40.13, c.StepSeconds, 1e-9)
+	assert.Equal(t, 4000.0, c.Recommendations)
+
+	// A fresh controller has incremented no error yet: zero, not missing.
+	empty, err := parseCounters(strings.NewReader("# TYPE up gauge\nup 1\n"))
+	require.NoError(t, err)
+	assert.Zero(t, sum(empty.Errors))
+	assert.Zero(t, empty.Steps)
+
+	_, err = parseCounters(strings.NewReader("not { valid"))
+	assert.Error(t, err)
+}
+
+func TestCountersSince(t *testing.T) {
+	c0 := counters{Errors: map[string]float64{"observe": 12}, Steps: 13, StepSeconds: 1, Recommendations: 0,
+		Requests: map[string]float64{"GET": 100}}
+	c1 := counters{Errors: map[string]float64{"observe": 12, "status": 1}, Steps: 4013, StepSeconds: 40.13, Recommendations: 4000,
+		Requests: map[string]float64{"GET": 8100, "PATCH": 4003}}
+	d := c1.since(c0)
+	assert.Equal(t, map[string]float64{"status": 1}, d.Errors, "an unchanged counter drops out")
+	assert.Equal(t, map[string]float64{"GET": 8000, "PATCH": 4003}, d.Requests)
+	assert.Equal(t, 4000.0, d.Steps)
+	assert.InDelta(t, 39.13, d.StepSeconds, 1e-9)
+	assert.Equal(t, 4000.0, d.Recommendations)
+}
+
+func TestScrapeCounters(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(sampleMetrics))
+	}))
+	defer srv.Close()
+	c, raw, err := scrapeCounters(context.Background(), srv.Client(), srv.URL+"/metrics")
+	require.NoError(t, err)
+	assert.Equal(t, 4013.0, c.Steps)
+	assert.Equal(t, sampleMetrics, string(raw))
+	_, _, err = scrapeCounters(context.Background(), srv.Client(), srv.URL+"/nope")
+	assert.ErrorContains(t, err, "404")
+}

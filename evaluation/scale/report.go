@@ -1,0 +1,209 @@
+package scale
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Result is what one run measured.
+type Result struct {
+	// Apps is the number of applications, one MPA each.
+	Apps int
+	// Nodes is the number of kwok nodes.
+	Nodes int
+	// Pods and Pending are the numbers of Running and Pending pods of the
+	// applications at the end; WithMetrics the MPAs whose
+	// MetricsAvailable condition was True.
+	Pods, Pending, WithMetrics int
+	// WithoutMetrics quotes, for a few MPAs without fresh metrics at the
+	// end, their MetricsAvailable condition ("name: status reason:
+	// message").
+	WithoutMetrics []string
+	// Step is the controller's step.
+	Step time.Duration
+	// Setup is how long the preparation took.
+	Setup Setup
+	// Rounds are the measured rounds, in order.
+	Rounds []Round
+	// Window is the measured window, from the first round's boundary to
+	// the end of the last round's step (or its last arrival or deadline
+	// when later): the denominator of CPU.
+	Window time.Duration
+	// CPU is the controller process's average CPU over Window in cores
+	// (user + system time from /proc/<pid>/stat); CPUPeak the busiest
+	// one-second interval of the samples taken every second.
+	CPU, CPUPeak float64
+	// HostCPU is the whole machine's busy CPU over Window in cores, of
+	// HostCores: the testbed (control plane, Prometheus, twin) shares it
+	// with the controller, and the API latency the controller waits on
+	// grows as it saturates. Processes breaks the testbed's CPU down.
+	HostCPU   float64
+	HostCores int
+	Processes []ProcessCPU
+	// RSSMax is the highest VmRSS sampled every second over Window; HWM
+	// is VmHWM at the end (the peak since the controller started,
+	// warm-up included). Both in bytes.
+	RSSMax, HWM uint64
+	// Errors counts aware_controller_errors_total's increase over Window
+	// by "where"; ErrorsTotal its values at the end (warm-up included,
+	// when observations fail until Prometheus has a step of samples).
+	Errors, ErrorsTotal map[string]float64
+	// Steps is the number of MPA steps over Window and StepMean their mean
+	// duration (aware_controller_step_seconds).
+	Steps    float64
+	StepMean time.Duration
+	// Requests counts the controller's API requests over Window by method
+	// (rest_client_requests_total).
+	Requests map[string]float64
+	// Targets are the bounds checked.
+	Targets Targets
+}
+
+// ProcessCPU is one process's (or same-named processes') CPU in cores.
+type ProcessCPU struct {
+	Name  string
+	Cores float64
+}
+
+// Setup is how long each preparation stage took.
+type Setup struct {
+	// Cluster is the control plane's start; Objects creating the CRD, RBAC
+	// and the applications' objects; Pods until every pod ran; Warmup from
+	// the controller's start until every MPA had a recommendation on
+	// fresh metrics.
+	Cluster, Objects, Pods, Warmup time.Duration
+}
+
+// Check is one figure against its target.
+type Check struct {
+	Figure, Measured, Target string
+	OK                       bool
+}
+
+// Checks are the figures with a target: every round, CPU, RSS (sampled
+// and peak) and the errors in the window.
+func (r Result) Checks() []Check {
+	t := r.Targets
+	var out []Check
+	for i, rd := range r.Rounds {
+		out = append(out, Check{
+			Figure:   fmt.Sprintf("round %d (T=%s), last MPA", i+1, rd.Start.UTC().Format("15:04:05")),
+			Measured: roundMeasured(rd),
+			Target:   "≤ " + t.Round.String(),
+			OK:       rd.Complete && rd.Duration <= t.Round,
+		})
+	}
+	if len(r.Rounds) == 0 {
+		out = append(out, Check{Figure: "rounds", Measured: "none measured", Target: "≤ " + t.Round.String()})
+	}
+	out = append(out,
+		Check{Figure: fmt.Sprintf("controller CPU, average over %s", dur(r.Window)), Measured: fmt.Sprintf("%.3f cores", r.CPU),
+			Target: fmt.Sprintf("≤ %g core", t.CPU), OK: r.Window > 0 && r.CPU <= t.CPU},
+		Check{Figure: "controller RSS, max sampled every 1s", Measured: mib(r.RSSMax), Target: "≤ " + mib(t.RSS), OK: r.RSSMax > 0 && r.RSSMax <= t.RSS},
+		Check{Figure: "controller RSS peak (VmHWM)", Measured: mib(r.HWM), Target: "≤ " + mib(t.RSS), OK: r.HWM > 0 && r.HWM <= t.RSS},
+		Check{Figure: "controller errors in the window", Measured: countsBy(r.Errors, "0"), Target: "0", OK: sum(r.Errors) == 0},
+	)
+	return out
+}
+
+// Missed lists the figures whose target was missed (nil: all met).
+func (r Result) Missed() []string {
+	var out []string
+	for _, c := range r.Checks() {
+		if !c.OK {
+			out = append(out, c.Figure+": "+c.Measured+", target "+c.Target)
+		}
+	}
+	return out
+}
+
+// WriteTable writes r as a plain-text table: figure, measured, target, ok.
+func WriteTable(w io.Writer, r Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(fig, measured, target, ok string) { fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", fig, measured, target, ok) }
+	row("figure", "measured", "target", "ok")
+	row("apps, one MPA each (default recommender)", fmt.Sprint(r.Apps), "-", "-")
+	row("kwok nodes", fmt.Sprint(r.Nodes), "-", "-")
+	row("pods Running, Pending at the end", fmt.Sprintf("%d, %d", r.Pods, r.Pending), "-", "-")
+	row("MPAs with MetricsAvailable=True at the end", fmt.Sprintf("%d/%d", r.WithMetrics, r.Apps), "-", "-")
+	for _, w := range r.WithoutMetrics {
+		row("  without fresh metrics", w, "-", "-")
+	}
+	row("controller step", r.Step.String(), "-", "-")
+	row("setup: control plane, objects, pods, warm-up", fmt.Sprintf("%s, %s, %s, %s",
+		dur(r.Setup.Cluster), dur(r.Setup.Objects), dur(r.Setup.Pods), dur(r.Setup.Warmup)), "-", "-")
+	checks := r.Checks()
+	nRounds := max(len(r.Rounds), 1)
+	for _, c := range checks[:nRounds] {
+		row(c.Figure, c.Measured, c.Target, yes(c.OK))
+	}
+	c := checks[nRounds]
+	row(c.Figure, c.Measured, c.Target, yes(c.OK))
+	row("controller CPU, busiest second", fmt.Sprintf("%.3f cores", r.CPUPeak), "-", "-")
+	row("machine CPU busy in the window", fmt.Sprintf("%.2f of %d cores", r.HostCPU, r.HostCores), "-", "-")
+	for _, p := range r.Processes {
+		row("  of which "+p.Name, fmt.Sprintf("%.2f cores", p.Cores), "-", "-")
+	}
+	for _, c := range checks[nRounds+1:] {
+		row(c.Figure, c.Measured, c.Target, yes(c.OK))
+	}
+	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")
+	row("MPA steps in the window, mean duration", fmt.Sprintf("%.0f, %s", r.Steps, dur(r.StepMean)), "-", "-")
+	perSec := 0.0
+	if r.Window > 0 {
+		perSec = sum(r.Requests) / r.Window.Seconds()
+	}
+	row("API requests in the window", fmt.Sprintf("%s (%.1f/s)", countsBy(r.Requests, "0"), perSec), "-", "-")
+	return tw.Flush()
+}
+
+func roundMeasured(rd Round) string {
+	s := fmt.Sprintf("%s (p50 %s, p95 %s; %d/%d MPAs", dur(rd.Duration), dur(rd.P50), dur(rd.P95), rd.Arrived, rd.Want)
+	if rd.Deferred > 0 {
+		s += fmt.Sprintf(", %d deferred to a later round", rd.Deferred)
+	}
+	return s + ")"
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+// countsBy is "total (k1 v1, k2 v2)" in key order, or zero.
+func countsBy(m map[string]float64, zero string) string {
+	if sum(m) == 0 {
+		return zero
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		name := k
+		if name == "" {
+			name = "?"
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f", name, m[k]))
+	}
+	return fmt.Sprintf("%.0f (%s)", sum(m), strings.Join(parts, ", "))
+}
+
+// dur rounds d to three significant digits or so.
+func dur(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(10 * time.Microsecond).String()
+	}
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

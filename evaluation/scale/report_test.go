@@ -1,0 +1,95 @@
+package scale
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// sampleResult is a fixed result: one round over its target, everything
+// else met.
+func sampleResult() Result {
+	T := time.Date(2025, 1, 1, 12, 0, 15, 0, time.UTC)
+	return Result{
+		Apps: 1000, Nodes: 36, Pods: 1012, Pending: 2, WithMetrics: 999, Step: 15 * time.Second,
+		Setup:          Setup{Cluster: 9870 * time.Millisecond, Objects: 21340 * time.Millisecond, Pods: 76020 * time.Millisecond, Warmup: 47500 * time.Millisecond},
+		WithoutMetrics: []string{"app-0007: False MetricsUnavailable: holding the last decision: telemetry: no data"},
+		Rounds: []Round{
+			{Start: T, Arrived: 1000, Want: 1000, Complete: true, Duration: 3210 * time.Millisecond, P50: 1100 * time.Millisecond, P95: 2900 * time.Millisecond},
+			{Start: T.Add(15 * time.Second), Arrived: 990, Want: 1000, Deferred: 5, Duration: 29900 * time.Millisecond, P50: 1200 * time.Millisecond, P95: 3 * time.Second},
+		},
+		Window: 30*time.Second + 200*time.Millisecond, CPU: 0.2134, CPUPeak: 0.98,
+		HostCPU: 1.83, HostCores: 2,
+		Processes: []ProcessCPU{{"kube-apiserver", 0.61}, {"bench (twin, watch)", 0.45}, {"controller", 0.2134}},
+		RSSMax:    83 << 20, HWM: 91 << 20,
+		Errors:      map[string]float64{},
+		ErrorsTotal: map[string]float64{"observe": 1000},
+		Steps:       1990, StepMean: 12345 * time.Microsecond,
+		Requests: map[string]float64{"GET": 3980, "PATCH": 1990},
+		Targets:  DefaultTargets(),
+	}
+}
+
+func TestWriteTableGolden(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, sampleResult()))
+	golden := filepath.Join("testdata", "table.golden")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), b.String())
+}
+
+func TestChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		edit   func(*Result)
+		missed []string
+	}{
+		{name: "all met", edit: func(r *Result) { r.Rounds = r.Rounds[:1] }},
+		{name: "an incomplete round", edit: func(*Result) {},
+			missed: []string{"round 2 (T=12:00:30), last MPA: 29.9s (p50 1.2s, p95 3s; 990/1000 MPAs, 5 deferred to a later round), target ≤ 15s"}},
+		{name: "a complete round over its target", edit: func(r *Result) {
+			r.Rounds = r.Rounds[:1]
+			r.Rounds[0].Duration = 15*time.Second + time.Millisecond
+		}, missed: []string{"round 1 (T=12:00:15), last MPA: 15s (p50 1.1s, p95 2.9s; 1000/1000 MPAs), target ≤ 15s"}},
+		{name: "no rounds", edit: func(r *Result) { r.Rounds = nil }, missed: []string{"rounds: none measured, target ≤ 15s"}},
+		{name: "CPU, RSS and errors", edit: func(r *Result) {
+			r.Rounds = r.Rounds[:1]
+			r.CPU, r.RSSMax, r.HWM = 1.5, 600<<20, 700<<20
+			r.Errors = map[string]float64{"status": 2, "observe": 1}
+		}, missed: []string{
+			"controller CPU, average over 30.2s: 1.500 cores, target ≤ 1 core",
+			"controller RSS, max sampled every 1s: 600.0 MiB, target ≤ 512.0 MiB",
+			"controller RSS peak (VmHWM): 700.0 MiB, target ≤ 512.0 MiB",
+			"controller errors in the window: 3 (observe 1, status 2), target 0",
+		}},
+		{name: "nothing sampled", edit: func(r *Result) {
+			r.Rounds = r.Rounds[:1]
+			r.Window, r.RSSMax, r.HWM = 0, 0, 0
+		}, missed: []string{
+			"controller CPU, average over 0s: 0.213 cores, target ≤ 1 core",
+			"controller RSS, max sampled every 1s: 0.0 MiB, target ≤ 512.0 MiB",
+			"controller RSS peak (VmHWM): 0.0 MiB, target ≤ 512.0 MiB",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := sampleResult()
+			tc.edit(&r)
+			assert.Equal(t, tc.missed, r.Missed())
+			var b bytes.Buffer
+			require.NoError(t, WriteTable(&b, r))
+			assert.Contains(t, b.String(), "figure")
+		})
+	}
+}

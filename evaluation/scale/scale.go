@@ -1,0 +1,694 @@
+package scale
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/evaluation/pool"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/infra/cluster"
+	"github.com/aware-autoscaler/aware/infra/localproc"
+	"github.com/aware-autoscaler/aware/infra/prometheus"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+	"github.com/aware-autoscaler/aware/workloads/twin"
+)
+
+const (
+	// simStep is the simulated time per twin tick, and so the load
+	// shapes' step (the twin's default).
+	simStep = 10 * time.Second
+	// counterLead is how long before a window's edge the controller's
+	// counters are scraped, so that the scrape does not straddle the
+	// first steps of a round.
+	counterLead = 200 * time.Millisecond
+	// pollEvery paces the checks for a round's completion; arrival times
+	// are stamped by the watch, not by this poll.
+	pollEvery = 100 * time.Millisecond
+	// logTail is how much of the controller's log errors quote.
+	logTail = 4096
+	// quoteMPAs bounds the MPAs without fresh metrics the result quotes.
+	quoteMPAs = 5
+	// quoteChars bounds each quoted condition message.
+	quoteChars = 160
+)
+
+// Files the benchmark leaves in Config.Dir besides the components' own
+// (cluster/, prometheus/, store/, controller.log).
+const (
+	// MetricsFile is the controller's /metrics at the end of the window.
+	MetricsFile = "controller-metrics.txt"
+	// ArrivalsFile lists every recommendation seen around the window:
+	// mpa, its time, the arrival time (RFC 3339, UTC).
+	ArrivalsFile = "arrivals.csv"
+)
+
+// Run runs the benchmark described by cfg: it sets everything up in
+// cfg.Dir, measures cfg.Rounds rounds after the warm-up and tears
+// everything down (the directory stays). The Result is complete only when
+// the error is nil. It sets controller-runtime's global logger to
+// cfg.Log, as the controller does, for the watch on the MPAs.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	dir, err := prepareDir(cfg.Dir)
+	if err != nil {
+		return Result{}, err
+	}
+	// controller-runtime's cache (the MPA watch) logs through its global
+	// logger, as the controller does.
+	crlog.SetLogger(logr.FromSlogHandler(cfg.Log.Handler()))
+	b := &bench{cfg: cfg, dir: dir, log: cfg.Log}
+	defer b.teardown()
+	return b.run(ctx)
+}
+
+// bench is one run in progress.
+type bench struct {
+	cfg   Config
+	dir   string
+	log   *slog.Logger
+	stops []stopper // in start order; teardown runs them in reverse
+
+	ctl      *localproc.Process
+	twinDone chan struct{}
+	twinErr  error
+}
+
+type stopper struct {
+	name string
+	stop func(context.Context) error
+}
+
+func (b *bench) onTeardown(name string, stop func(context.Context) error) {
+	b.stops = append(b.stops, stopper{name, stop})
+}
+
+// teardown stops what run started, last first; failures are logged (they
+// lose no measurement).
+func (b *bench) teardown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, s := range slices.Backward(b.stops) {
+		if err := s.stop(ctx); err != nil {
+			b.log.Warn("bench: stopping "+s.name, "err", err)
+		}
+	}
+}
+
+// healthy reports the controller's or the twin's untimely end.
+func (b *bench) healthy() error {
+	if b.ctl != nil && b.ctl.Exited() {
+		return fmt.Errorf("scale: the controller exited (%v); log %s:\n%s", b.ctl.Err(),
+			filepath.Join(b.dir, "controller.log"), b.ctl.LogTail(logTail))
+	}
+	select {
+	case <-b.twinDone:
+		return fmt.Errorf("scale: the twin stopped: %v", b.twinErr)
+	default:
+		return nil
+	}
+}
+
+func (b *bench) run(ctx context.Context) (Result, error) {
+	cfg, log := b.cfg, b.log
+	res := Result{Apps: cfg.Apps, Step: cfg.Step, Targets: cfg.Targets}
+
+	// The pool, its objects and its simulated twin apps.
+	prof, err := calibration.Default()
+	if err != nil {
+		return res, fmt.Errorf("scale: %w", err)
+	}
+	opts := generator.DefaultOptions()
+	opts.Apps, opts.Seed = cfg.Apps, cfg.PoolSeed
+	apps, err := generator.Generate(opts, prof)
+	if err != nil {
+		return res, fmt.Errorf("scale: %w", err)
+	}
+	// The cluster's nodes alternate x86 and Power (cluster.DefaultArchs),
+	// as the manifests' node selectors expect.
+	mo := generator.ManifestOptions{Namespace: Namespace, Recommender: v1alpha1.DefaultRecommenderName}
+	objs := make([]generator.Objects, len(apps))
+	keys := make([]string, len(apps))
+	type demand struct {
+		pods        int
+		cpu, memory float64
+	}
+	perClass := map[string]*demand{}
+	wantPods, cpu, memory := 0, 0.0, 0.0
+	for i, a := range apps {
+		if objs[i], err = generator.Build(a, mo); err != nil {
+			return res, fmt.Errorf("scale: %w", err)
+		}
+		keys[i] = Namespace + "/" + a.Name()
+		d := perClass[a.Env.NodeClass]
+		if d == nil {
+			d = &demand{}
+			perClass[a.Env.NodeClass] = d
+		}
+		d.pods += a.Initial.Replicas
+		d.cpu += a.Initial.CPU * float64(a.Initial.Replicas)
+		d.memory += a.Initial.Memory * float64(a.Initial.Replicas)
+		wantPods += a.Initial.Replicas
+		cpu += a.Initial.CPU * float64(a.Initial.Replicas)
+		memory += a.Initial.Memory * float64(a.Initial.Replicas)
+	}
+	// Each architecture gets half of the nodes: size them for the larger
+	// class.
+	need := 0
+	for _, d := range perClass {
+		need = max(need, len(cluster.DefaultArchs())*nodesNeeded(d.pods, d.cpu, d.memory))
+	}
+	nodes := max(4, need)
+	if cfg.Nodes != 0 {
+		if cfg.Nodes < need {
+			log.Warn("bench: fewer nodes than twice the pool's initial requests need; scaled-up pods may stay Pending",
+				"nodes", cfg.Nodes, "suggested", need)
+		}
+		nodes = cfg.Nodes
+	}
+	res.Nodes = nodes
+	shapes, err := pool.LoadShapes(cfg.Traces, simStep, cfg.Seed)
+	if err != nil {
+		return res, fmt.Errorf("scale: %w", err)
+	}
+	simApps, err := pool.SimApps(apps, shapes)
+	if err != nil {
+		return res, fmt.Errorf("scale: %w", err)
+	}
+	log.Info("bench: pool", "apps", len(apps), "pods", wantPods, "cpu", math.Round(cpu), "memoryGiB", math.Round(memory/(1<<30)), "nodes", nodes, "poolSeed", cfg.PoolSeed, "shapes", shapes.Origin, "dir", b.dir)
+
+	// The control plane, the CRD, the controller's rights and the apps.
+	start := time.Now()
+	cl, err := cluster.Up(ctx, cluster.Config{Dir: filepath.Join(b.dir, "cluster"), Binaries: cfg.Binaries, Nodes: nodes, Log: logWriter{log}})
+	if err != nil {
+		return res, fmt.Errorf("scale: %w", err)
+	}
+	b.onTeardown("the control plane", cl.Down)
+	res.Setup.Cluster = time.Since(start)
+
+	start = time.Now()
+	rc, err := restConfig(cl.Kubeconfig)
+	if err != nil {
+		return res, err
+	}
+	admin, err := adminClient(rc)
+	if err != nil {
+		return res, err
+	}
+	if err := installCRD(ctx, admin, cfg.Repo); err != nil {
+		return res, err
+	}
+	ctlKubeconfig, err := grantControllerRole(ctx, cl, admin, cfg.Repo)
+	if err != nil {
+		return res, err
+	}
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
+		return res, fmt.Errorf("scale: namespace %s: %w", Namespace, err)
+	}
+	if err := createObjects(ctx, admin, objs, log); err != nil {
+		return res, err
+	}
+	res.Setup.Objects = time.Since(start)
+	log.Info("bench: objects created", "objects", 3*len(objs), "in", res.Setup.Objects.Round(time.Millisecond))
+
+	start = time.Now()
+	if err := waitPods(ctx, admin, Namespace, wantPods, 2*time.Minute+time.Duration(wantPods)*300*time.Millisecond, log); err != nil {
+		return res, err
+	}
+	res.Setup.Pods = time.Since(start)
+	log.Info("bench: pods Running", "pods", wantPods, "in", res.Setup.Pods.Round(time.Millisecond))
+
+	// The twin, scraped by Prometheus.
+	promURL, err := b.startTwinAndPrometheus(ctx, rc, simApps, prof)
+	if err != nil {
+		return res, err
+	}
+
+	// The watch that stamps each MPA's new recommendations.
+	tr := newTracker()
+	mpas, err := b.watchMPAs(ctx, rc, admin.Scheme(), tr)
+	if err != nil {
+		return res, err
+	}
+
+	// The controller, as its own process with its ClusterRole's rights.
+	metricsAddr, err := localproc.FreeLoopbackAddr()
+	if err != nil {
+		return res, fmt.Errorf("scale: %w", err)
+	}
+	metricsURL := "http://" + metricsAddr + "/metrics"
+	args := append(slices.Clone(cfg.Controller[1:]),
+		"--kubeconfig="+ctlKubeconfig, "--prometheus="+promURL, "--store-dir="+filepath.Join(b.dir, "store"),
+		"--step="+cfg.Step.String(), "--metrics-addr="+metricsAddr, "--probe-addr=0")
+	ctlStart := time.Now()
+	b.ctl, err = localproc.Start(cfg.Controller[0], args,
+		localproc.WithLogFile(filepath.Join(b.dir, "controller.log")), localproc.WithProcessGroup())
+	if err != nil {
+		return res, fmt.Errorf("scale: the controller: %w", err)
+	}
+	ctl := b.ctl
+	b.onTeardown("the controller", func(context.Context) error {
+		if ctl.Exited() {
+			return nil
+		}
+		return ctl.Stop(syscall.SIGTERM, 15*time.Second)
+	})
+	if err := ctl.WaitReady(ctx, time.Minute, 200*time.Millisecond, localproc.HTTPProbe(nil, metricsURL, http.StatusOK)); err != nil {
+		return res, fmt.Errorf("scale: the controller: %w", err)
+	}
+	pid := ctl.Pid()
+	comm, _, err := procCPU(pid)
+	if err != nil {
+		return res, fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
+	}
+	if comm == "go" {
+		return res, fmt.Errorf("scale: Controller %q runs the go tool, not the controller: build it and run the binary", cfg.Controller)
+	}
+	log.Info("bench: controller started", "pid", pid, "metrics", metricsURL, "log", filepath.Join(b.dir, "controller.log"))
+
+	// Warm-up: every MPA has a recommendation on fresh metrics.
+	warmup := 3*time.Minute + 20*cfg.Step
+	lastLog := time.Now()
+	err = poll(ctx, warmup, 500*time.Millisecond, func() (bool, error) {
+		if err := b.healthy(); err != nil {
+			return false, err
+		}
+		withRec, withMetrics, err := countMPAs(ctx, mpas)
+		if err != nil {
+			return false, err
+		}
+		if time.Since(lastLog) >= 10*time.Second {
+			log.Info("bench: warming up", "withRecommendation", withRec, "withMetrics", withMetrics, "of", len(keys))
+			lastLog = time.Now()
+		}
+		return withMetrics == len(keys), nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("scale: warm-up (every MPA with a recommendation and MetricsAvailable=True): %w; controller log %s:\n%s",
+			err, filepath.Join(b.dir, "controller.log"), ctl.LogTail(logTail))
+	}
+	res.Setup.Warmup = time.Since(ctlStart)
+	log.Info("bench: warmed up", "in", res.Setup.Warmup.Round(time.Millisecond))
+
+	if err := b.measure(ctx, &res, tr, keys, metricsURL); err != nil {
+		return res, err
+	}
+	ps, err := podStates(ctx, admin, Namespace)
+	if err != nil {
+		return res, err
+	}
+	res.Pods, res.Pending = ps.running, ps.pending
+	if _, res.WithMetrics, res.WithoutMetrics, err = mpaMetrics(ctx, mpas, quoteMPAs); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// startTwinAndPrometheus serves the twin's metrics on a loopback port, runs
+// it and starts Prometheus scraping it; it returns Prometheus's URL.
+func (b *bench) startTwinAndPrometheus(ctx context.Context, rc *rest.Config, simApps []sim.App, prof *calibration.Profile) (string, error) {
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return "", fmt.Errorf("scale: %w", err)
+	}
+	tw, err := twin.New(cs, simApps, prof, twin.WithNamespace(Namespace), twin.WithTick(b.cfg.Tick),
+		twin.WithSimStep(simStep), twin.WithSeed(b.cfg.Seed), twin.WithLogger(b.log))
+	if err != nil {
+		return "", fmt.Errorf("scale: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("scale: twin metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", tw.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	b.onTeardown("the twin's metrics server", srv.Shutdown)
+
+	twinCtx, stopTwin := context.WithCancel(context.WithoutCancel(ctx))
+	b.twinDone = make(chan struct{})
+	go func() {
+		b.twinErr = tw.Run(twinCtx)
+		close(b.twinDone)
+	}()
+	b.onTeardown("the twin", func(ctx context.Context) error {
+		stopTwin()
+		select {
+		case <-b.twinDone:
+			return b.twinErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+
+	prom, err := prometheus.Start(ctx, filepath.Join(b.dir, "prometheus"), prometheus.WithScrapeInterval(b.cfg.Scrape),
+		prometheus.WithStaticTarget("twin", ln.Addr().String(), "/metrics"), prometheus.WithLogger(b.log))
+	if err != nil {
+		return "", fmt.Errorf("scale: %w", err)
+	}
+	b.onTeardown("Prometheus", func(context.Context) error { return prom.Stop() })
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := prom.WaitForTarget(wctx, "twin"); err != nil {
+		return "", fmt.Errorf("scale: %w", err)
+	}
+	return prom.URL(), nil
+}
+
+// watchMPAs starts an informer on the benchmark's MPAs that stamps the
+// local arrival time of each new recommendation into tr, and returns its
+// cache (a reader of the MPAs).
+func (b *bench) watchMPAs(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, tr *tracker) (client.Reader, error) {
+	c, err := cache.New(rc, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{Namespace: {}}})
+	if err != nil {
+		return nil, fmt.Errorf("scale: MPA cache: %w", err)
+	}
+	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- c.Start(cctx) }()
+	b.onTeardown("the MPA watch", func(context.Context) error {
+		stop()
+		return <-done
+	})
+	inf, err := c.GetInformer(ctx, &v1alpha1.MultidimPodAutoscaler{})
+	if err != nil {
+		return nil, fmt.Errorf("scale: MPA informer: %w", err)
+	}
+	seen := func(obj any) {
+		at := time.Now()
+		m, ok := obj.(*v1alpha1.MultidimPodAutoscaler)
+		if !ok || m.Status.Recommendation == nil || m.Status.Recommendation.Time == nil {
+			return
+		}
+		tr.observe(m.Namespace+"/"+m.Name, m.Status.Recommendation.Time.Time, at)
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { seen(obj) },
+		UpdateFunc: func(_, obj any) { seen(obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("scale: MPA informer: %w", err)
+	}
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("scale: the MPA cache did not sync: %w", context.Cause(ctx))
+	}
+	return c, nil
+}
+
+// countMPAs counts the benchmark's MPAs with a recommendation, and those of
+// them whose MetricsAvailable condition is True.
+func countMPAs(ctx context.Context, r client.Reader) (withRec, withMetrics int, err error) {
+	withRec, withMetrics, _, err = mpaMetrics(ctx, r, 0)
+	return withRec, withMetrics, err
+}
+
+// mpaMetrics is countMPAs that also quotes, for up to quote MPAs whose
+// MetricsAvailable condition is not True, that condition's message.
+func mpaMetrics(ctx context.Context, r client.Reader, quote int) (withRec, withMetrics int, without []string, err error) {
+	var l v1alpha1.MultidimPodAutoscalerList
+	if err := r.List(ctx, &l, client.InNamespace(Namespace)); err != nil {
+		return 0, 0, nil, fmt.Errorf("scale: listing MPAs: %w", err)
+	}
+	for i := range l.Items {
+		m := &l.Items[i]
+		if m.Status.Recommendation != nil {
+			withRec++
+		}
+		c := meta.FindStatusCondition(m.Status.Conditions, v1alpha1.ConditionMetricsAvailable)
+		if m.Status.Recommendation != nil && c != nil && c.Status == metav1.ConditionTrue {
+			withMetrics++
+			continue
+		}
+		if len(without) < quote {
+			msg := "no MetricsAvailable condition"
+			if c != nil {
+				msg = fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+			}
+			if r := []rune(msg); len(r) > quoteChars {
+				msg = string(r[:quoteChars]) + "…"
+			}
+			without = append(without, m.Name+": "+msg)
+		}
+	}
+	return withRec, withMetrics, without, nil
+}
+
+// measure measures cfg.Rounds rounds from the next step boundary: each
+// round's arrivals, the controller's CPU and RSS over the window and its
+// counters' increase.
+func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []string, metricsURL string) error {
+	cfg, pid := b.cfg, b.ctl.Pid()
+	hc := &http.Client{Timeout: 10 * time.Second}
+	t0 := time.Now().Truncate(cfg.Step).Add(cfg.Step)
+	if err := sleepUntil(ctx, t0.Add(-counterLead)); err != nil {
+		return err
+	}
+	c0, _, err := scrapeCounters(ctx, hc, metricsURL)
+	if err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	if err := sleepUntil(ctx, t0); err != nil {
+		return err
+	}
+	_, cpu0, err := procCPU(pid)
+	start := time.Now()
+	if err != nil {
+		return fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
+	}
+	// The testbed shares the machine: what every process of it used.
+	host0, procs0, err := testbedCPU()
+	if err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	smp := startSampler(pid, start, cpu0)
+	defer smp.stop()
+	b.log.Info("bench: measuring", "rounds", cfg.Rounds, "from", t0.Format(time.TimeOnly))
+
+	for k := range cfg.Rounds {
+		T := t0.Add(time.Duration(k) * cfg.Step)
+		deadline := T.Add(2 * cfg.Step)
+		var rd Round
+		for {
+			rd = tr.round(T, deadline, cfg.Step, keys)
+			if rd.Complete || time.Now().After(deadline) {
+				break
+			}
+			if err := b.healthy(); err != nil {
+				return err
+			}
+			if err := sleepUntil(ctx, time.Now().Add(pollEvery)); err != nil {
+				return err
+			}
+		}
+		b.log.Info("bench: round", "n", k+1, "T", T.Format(time.TimeOnly), "complete", rd.Complete,
+			"arrived", rd.Arrived, "deferred", rd.Deferred, "duration", rd.Duration, "p50", rd.P50, "p95", rd.P95)
+		res.Rounds = append(res.Rounds, rd)
+	}
+	if err := tr.writeCSV(filepath.Join(b.dir, ArrivalsFile), keys, t0.Add(-cfg.Step), t0.Add(time.Duration(cfg.Rounds+1)*cfg.Step)); err != nil {
+		return err
+	}
+
+	end := t0.Add(time.Duration(cfg.Rounds) * cfg.Step)
+	if now := time.Now(); now.After(end) {
+		end = now
+	}
+	if err := sleepUntil(ctx, end.Add(-counterLead)); err != nil {
+		return err
+	}
+	c1, raw, err := scrapeCounters(ctx, hc, metricsURL)
+	if err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	// For the analysis of where the time goes: every metric of the
+	// controller (workqueue, client and step histograms) at the end.
+	if err := os.WriteFile(filepath.Join(b.dir, MetricsFile), raw, 0o644); err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	if err := sleepUntil(ctx, end); err != nil {
+		return err
+	}
+	_, cpu1, err := procCPU(pid)
+	stop := time.Now()
+	if err != nil {
+		return fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
+	}
+	host1, procs1, err := testbedCPU()
+	if err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	mem, err := procMemory(pid)
+	if err != nil {
+		return fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
+	}
+	rssMax, cpuPeak, err := smp.stop()
+	if err != nil {
+		return fmt.Errorf("scale: sampling the controller (pid %d): %w", pid, err)
+	}
+	res.Window = stop.Sub(start)
+	res.CPU = (cpu1 - cpu0).Seconds() / res.Window.Seconds()
+	res.CPUPeak = cpuPeak
+	res.HostCores = goruntime.NumCPU()
+	res.HostCPU = (host1 - host0).Seconds() / res.Window.Seconds()
+	res.Processes = processCPU(procs0, procs1, pid, res.Window)
+	res.RSSMax, res.HWM = max(rssMax, mem.RSS), mem.HWM
+	d := c1.since(c0)
+	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, c1.Errors, d.Requests, d.Steps
+	if d.Steps > 0 {
+		res.StepMean = time.Duration(d.StepSeconds / d.Steps * float64(time.Second))
+	}
+	return nil
+}
+
+// testbedCPU reads the machine's busy CPU time and the CPU time of this
+// process and its children (the control plane, Prometheus, the
+// controller), by pid.
+func testbedCPU() (time.Duration, map[int]procStat, error) {
+	busy, _, err := hostCPU()
+	if err != nil {
+		return 0, nil, err
+	}
+	procs, err := children(os.Getpid())
+	if err != nil {
+		return 0, nil, err
+	}
+	self, err := readStat(os.Getpid())
+	if err != nil {
+		return 0, nil, err
+	}
+	procs[os.Getpid()] = self
+	return busy, procs, nil
+}
+
+// processCPU is the CPU in cores of the processes seen at both ends of the
+// window, by name (summed), busiest first: this process is "bench (twin,
+// watch)" and the controller (pid ctl) "controller".
+func processCPU(before, after map[int]procStat, ctl int, window time.Duration) []ProcessCPU {
+	by := map[string]float64{}
+	for pid, b := range before {
+		a, ok := after[pid]
+		if !ok {
+			continue
+		}
+		name := b.comm
+		switch pid {
+		case os.Getpid():
+			name = "bench (twin, watch)"
+		case ctl:
+			name = "controller"
+		}
+		by[name] += (a.cpu - b.cpu).Seconds() / window.Seconds()
+	}
+	out := make([]ProcessCPU, 0, len(by))
+	for name, c := range by {
+		out = append(out, ProcessCPU{Name: name, Cores: c})
+	}
+	slices.SortFunc(out, func(x, y ProcessCPU) int {
+		if x.Cores != y.Cores {
+			return cmp.Compare(y.Cores, x.Cores)
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+	return out
+}
+
+// sleepUntil sleeps until t or ctx's end.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// sampler reads a process's RSS and CPU time every second.
+type sampler struct {
+	quit chan struct{}
+	done chan struct{}
+	once bool
+
+	rssMax  uint64
+	cpuPeak float64
+	err     error
+}
+
+// startSampler samples pid every second from start, when its CPU time was
+// cpu0.
+func startSampler(pid int, start time.Time, cpu0 time.Duration) *sampler {
+	s := &sampler{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		prevAt, prevCPU := start, cpu0
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			mem, err := procMemory(pid)
+			if err != nil {
+				s.err = err
+				return
+			}
+			s.rssMax = max(s.rssMax, mem.RSS)
+			select {
+			case <-s.quit:
+				return
+			case <-t.C:
+			}
+			_, cpu, err := procCPU(pid)
+			at := time.Now()
+			if err != nil {
+				s.err = err
+				return
+			}
+			if dt := at.Sub(prevAt); dt > 0 {
+				s.cpuPeak = max(s.cpuPeak, (cpu-prevCPU).Seconds()/dt.Seconds())
+			}
+			prevAt, prevCPU = at, cpu
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the highest RSS and the busiest
+// second's CPU in cores; later calls return the same.
+func (s *sampler) stop() (uint64, float64, error) {
+	if !s.once {
+		s.once = true
+		close(s.quit)
+	}
+	<-s.done
+	return s.rssMax, s.cpuPeak, s.err
+}
