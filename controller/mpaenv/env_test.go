@@ -54,7 +54,7 @@ func testMPA() *v1alpha1.MultidimPodAutoscaler {
 			Agent: &v1alpha1.AgentProfile{
 				SLO: v1alpha1.ProfileSLO{LatencyP99Seconds: 0.05}, Alpha: ptr(0.7), Bootstrap: ptr(false), EpisodeLength: 2,
 				Thresholds: v1alpha1.RewardThresholds{Online: 1, Serving: 3, Variance: 1, Window: 1},
-				Actions: v1alpha1.ActionBounds{MaxReplicaChange: ptr(int32(1))},
+				Actions:    v1alpha1.ActionBounds{MaxReplicaChange: ptr(int32(1))},
 			},
 		},
 		Status: v1alpha1.MultidimPodAutoscalerStatus{Agent: &v1alpha1.AgentStatus{Stage: v1alpha1.StageOnline}},
