@@ -58,7 +58,7 @@ func newBenchControllerCmd() *cobra.Command {
 		Use:   "controller",
 		Short: "Scale benchmark: one controller replica over --apps MPAs on the local control plane with the digital twin",
 		Long: `Starts the local control plane (kwok nodes), installs the MPA CRD and the controller's
-ClusterRole from the source tree (--repo), deploys the first --apps generated applications with
+ClusterRole built into this binary, deploys the first --apps generated applications with
 their MPAs (built-in HPA+VPA recommender) and waits for their pods, runs the digital twin scraped
 by a real Prometheus every --scrape, and starts this binary's ` + "`aware controller`" + ` as its
 own process with only its ClusterRole's rights (webhook off; --controller-args adds flags).
@@ -87,7 +87,6 @@ With --check a missed target is an error (for nightly runs); the table is printe
 	f.Uint64Var(&fl.cfg.Seed, "seed", 1, "seed of the synthetic load shapes and the twin's noise")
 	f.StringVar(&fl.cfg.Traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
 	f.StringVar(&fl.cfg.Dir, "dir", "", "working directory, empty or absent (default: a temporary one, removed afterwards unless --keep)")
-	f.StringVar(&fl.cfg.Repo, "repo", "", "repository root holding the CRD and the ClusterRole (default: found upwards from the working directory)")
 	f.StringSliceVar(&fl.ctlArgs, "controller-args", nil, "extra flags of the aware controller command, e.g. --controller-args=--concurrency=16,-v")
 	f.BoolVar(&fl.keep, "keep", false, "keep the temporary working directory (logs, Prometheus data, trajectories)")
 	f.BoolVar(&fl.check, "check", false, "fail when a target is missed")

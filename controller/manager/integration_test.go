@@ -1,7 +1,6 @@
 package manager_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,10 +26,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/aware-autoscaler/aware/controller/admission"
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/deploy"
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/controller/mpaenv"
 	"github.com/aware-autoscaler/aware/controller/telemetry"
@@ -119,9 +118,9 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Down(context.Background()) })
 	admin := kubeClient(t, c.Kubeconfig)
-	installCRD(ctx, t, admin)
-	ctrlKubeconfig := grantRole(ctx, t, c, admin, "rbac/role.yaml")
-	envKubeconfig := grantRole(ctx, t, c, admin, "env-rbac/role.yaml")
+	require.NoError(t, deploy.InstallCRD(ctx, admin, time.Minute))
+	ctrlKubeconfig := grantRole(ctx, t, c, admin, deploy.ControllerRole)
+	envKubeconfig := grantRole(ctx, t, c, admin, deploy.EnvRole)
 	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 
 	// Ten generated apps with their MPAs (default recommender).
@@ -437,51 +436,15 @@ func kubeClient(t *testing.T, kubeconfig string) client.Client {
 	return c
 }
 
-// installCRD creates the MPA CRD and waits until it is established.
-func installCRD(ctx context.Context, t *testing.T, c client.Client) {
+// grantRole binds a generated ClusterRole to a user of the same name and
+// returns that user's kubeconfig: the controller and the environment run
+// with exactly their roles.
+func grantRole(ctx context.Context, t *testing.T, c *cluster.Cluster, admin client.Client, get func() (*rbacv1.ClusterRole, error)) string {
 	t.Helper()
-	data, err := os.ReadFile("../api/crd/autoscaling.aware.dev_multidimpodautoscalers.yaml")
+	role, err := get()
 	require.NoError(t, err)
-	var crd apiextensionsv1.CustomResourceDefinition
-	require.NoError(t, yaml.UnmarshalStrict(data, &crd))
-	require.NoError(t, c.Create(ctx, &crd))
-	require.Eventually(t, func() bool {
-		var got apiextensionsv1.CustomResourceDefinition
-		if err := c.Get(ctx, client.ObjectKeyFromObject(&crd), &got); err != nil {
-			return false
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 200*time.Millisecond)
-	// The discovery cache of the apiserver needs a moment for the new kind.
-	require.Eventually(t, func() bool {
-		var l v1alpha1.MultidimPodAutoscalerList
-		return c.List(ctx, &l) == nil
-	}, 30*time.Second, 200*time.Millisecond)
-}
-
-// grantRole binds a generated ClusterRole (a file of controller/deploy)
-// to a user of the same name and returns that user's kubeconfig: the
-// controller and the environment run with exactly their roles.
-func grantRole(ctx context.Context, t *testing.T, c *cluster.Cluster, admin client.Client, file string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("../deploy", file))
-	require.NoError(t, err)
-	data = bytes.TrimPrefix(data, []byte("---\n"))
-	var role rbacv1.ClusterRole
-	require.NoError(t, yaml.UnmarshalStrict(data, &role))
-	require.NoError(t, admin.Create(ctx, &role))
-	user := role.Name
-	require.NoError(t, admin.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}))
-	path, err := c.UserKubeconfig(role.Name, user)
+	require.NoError(t, deploy.Grant(ctx, admin, role, role.Name))
+	path, err := c.UserKubeconfig(role.Name, role.Name)
 	require.NoError(t, err)
 	return path
 }

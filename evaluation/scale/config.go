@@ -5,18 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/aware-autoscaler/aware/infra/cluster"
-)
-
-// Paths of the manifests the benchmark installs, relative to the
-// repository root (Config.Repo).
-const (
-	CRDPath  = "controller/api/crd/autoscaling.aware.dev_multidimpodautoscalers.yaml"
-	RolePath = "controller/deploy/rbac/role.yaml"
 )
 
 // Namespace holds the benchmark's applications and MPAs.
@@ -67,9 +58,6 @@ type Config struct {
 	// Dir is the working directory (cluster, prometheus, store, logs); it
 	// must be empty or absent. Required.
 	Dir string
-	// Repo is the repository root holding CRDPath and RolePath (default:
-	// found upwards from the working directory).
-	Repo string
 	// Binaries are the control plane's executables (cluster.Cached).
 	// Required.
 	Binaries cluster.Binaries
@@ -148,41 +136,7 @@ func (c Config) withDefaults() (Config, error) {
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
-	if c.Repo == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return c, fmt.Errorf("scale: %w", err)
-		}
-		if c.Repo, err = FindRepo(wd); err != nil {
-			return c, err
-		}
-	}
-	for _, p := range []string{CRDPath, RolePath} {
-		if _, err := os.Stat(filepath.Join(c.Repo, p)); err != nil {
-			return c, fmt.Errorf("scale: Repo %s: %w", c.Repo, err)
-		}
-	}
 	return c, nil
-}
-
-// FindRepo returns the first of dir and its parents that holds CRDPath and
-// RolePath: the benchmark installs the CRD and ClusterRole from the
-// source tree.
-func FindRepo(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("scale: %w", err)
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		_, e1 := os.Stat(filepath.Join(d, CRDPath))
-		_, e2 := os.Stat(filepath.Join(d, RolePath))
-		if e1 == nil && e2 == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("scale: neither %s nor a parent holds %s and %s: run from the AWARE-Go repository or name its root (Config.Repo, --repo)", abs, CRDPath, RolePath)
-		}
-	}
 }
 
 // Capacity of one kwok node (infra/cluster): pods, CPUs and memory.

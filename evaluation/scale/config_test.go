@@ -12,20 +12,8 @@ import (
 	"github.com/aware-autoscaler/aware/infra/cluster"
 )
 
-// fakeRepo is a directory holding the two manifests' paths.
-func fakeRepo(t *testing.T) string {
-	t.Helper()
-	repo := t.TempDir()
-	for _, p := range []string{CRDPath, RolePath} {
-		require.NoError(t, os.MkdirAll(filepath.Join(repo, filepath.Dir(p)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(repo, p), []byte("---\n"), 0o644))
-	}
-	return repo
-}
-
 func TestConfigDefaultsAndErrors(t *testing.T) {
-	repo := fakeRepo(t)
-	valid := Config{Dir: "x", Repo: repo, Binaries: cluster.Binaries{APIServer: "/bin/true"}, Controller: []string{"/bin/aware", "controller"}}
+	valid := Config{Dir: "x", Binaries: cluster.Binaries{APIServer: "/bin/true"}, Controller: []string{"/bin/aware", "controller"}}
 	got, err := valid.withDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, 1000, got.Apps)
@@ -52,7 +40,6 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 		{"binaries", func(c *Config) { c.Binaries = cluster.Binaries{} }, "Binaries"},
 		{"controller", func(c *Config) { c.Controller = nil }, "Controller"},
 		{"targets", func(c *Config) { c.Targets = Targets{CPU: 1} }, "Targets"},
-		{"repo without the manifests", func(c *Config) { c.Repo = t.TempDir() }, "Repo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid
@@ -61,17 +48,6 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
-}
-
-func TestFindRepo(t *testing.T) {
-	repo := fakeRepo(t)
-	deep := filepath.Join(repo, "evaluation", "scale")
-	require.NoError(t, os.MkdirAll(deep, 0o755))
-	got, err := FindRepo(deep)
-	require.NoError(t, err)
-	assert.Equal(t, repo, got)
-	_, err = FindRepo(t.TempDir())
-	assert.ErrorContains(t, err, "run from the AWARE-Go repository")
 }
 
 func TestPrepareDir(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/deploy"
 	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
@@ -223,10 +224,10 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := installCRD(ctx, admin, cfg.Repo); err != nil {
-		return res, err
+	if err := deploy.InstallCRD(ctx, admin, time.Minute); err != nil {
+		return res, fmt.Errorf("scale: %w", err)
 	}
-	ctlKubeconfig, err := grantControllerRole(ctx, cl, admin, cfg.Repo)
+	ctlKubeconfig, err := grantControllerRole(ctx, cl, admin)
 	if err != nil {
 		return res, err
 	}

@@ -18,22 +18,21 @@ import (
 )
 
 // buildAware builds the aware CLI of this module into dir and returns the
-// module root and the binary: the benchmark measures the real
-// `aware controller` process.
-func buildAware(ctx context.Context, t *testing.T, dir string) (root, bin string) {
+// binary: the benchmark measures the real `aware controller` process.
+func buildAware(ctx context.Context, t *testing.T, dir string) string {
 	t.Helper()
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	require.NoError(t, err)
 	gomod := strings.TrimSpace(string(out))
 	require.NotEmpty(t, gomod, "not in a module")
 	require.NotEqual(t, os.DevNull, gomod, "not in a module")
-	root = filepath.Dir(gomod)
-	bin = filepath.Join(dir, "aware")
+	root := filepath.Dir(gomod)
+	bin := filepath.Join(dir, "aware")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/aware")
 	cmd.Dir = root
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build ./cmd/aware:\n%s", b)
-	return root, bin
+	return bin
 }
 
 type testWriter struct{ t *testing.T }
@@ -58,7 +57,7 @@ func TestRunSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	tmp := t.TempDir()
-	root, bin := buildAware(ctx, t, tmp)
+	bin := buildAware(ctx, t, tmp)
 
 	const apps, rounds = 20, 2
 	// New pods (the controller scales up) need two scrapes before a rate
@@ -68,7 +67,7 @@ func TestRunSmall(t *testing.T) {
 	dir := filepath.Join(tmp, "bench")
 	res, err := Run(ctx, Config{
 		Apps: apps, Nodes: 2, Step: step, Rounds: rounds, Scrape: time.Second, Tick: time.Second,
-		Dir: dir, Repo: root, Binaries: bins, Controller: []string{bin, "controller"},
+		Dir: dir, Binaries: bins, Controller: []string{bin, "controller"},
 		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 	})
 	if err != nil {

@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,15 +12,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/deploy"
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
@@ -65,67 +61,16 @@ func adminClient(rc *rest.Config) (client.Client, error) {
 	return c, nil
 }
 
-// readManifest reads one YAML object (a leading "---" allowed) into obj,
-// strictly: a field the type lacks is an error naming the file.
-func readManifest(path string, obj any) error {
-	data, err := os.ReadFile(path)
+// grantControllerRole binds the controller's generated ClusterRole to its
+// user and returns that user's kubeconfig: the controller runs with
+// exactly these rights.
+func grantControllerRole(ctx context.Context, cl *cluster.Cluster, c client.Client) (string, error) {
+	role, err := deploy.ControllerRole()
 	if err != nil {
-		return fmt.Errorf("scale: %w", err)
-	}
-	data = bytes.TrimPrefix(data, []byte("---\n"))
-	if err := yaml.UnmarshalStrict(data, obj); err != nil {
-		return fmt.Errorf("scale: %s: %w", path, err)
-	}
-	return nil
-}
-
-// installCRD creates the MPA CRD from the repository and waits until it is
-// established and served.
-func installCRD(ctx context.Context, c client.Client, repo string) error {
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := readManifest(filepath.Join(repo, CRDPath), &crd); err != nil {
-		return err
-	}
-	if err := c.Create(ctx, &crd); err != nil {
-		return fmt.Errorf("scale: creating the CRD %s: %w", crd.Name, err)
-	}
-	err := poll(ctx, time.Minute, 200*time.Millisecond, func() (bool, error) {
-		var got apiextensionsv1.CustomResourceDefinition
-		if err := c.Get(ctx, client.ObjectKeyFromObject(&crd), &got); err != nil {
-			return false, nil
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				// The apiserver's discovery needs a moment for the new kind.
-				var l v1alpha1.MultidimPodAutoscalerList
-				return c.List(ctx, &l, client.Limit(1)) == nil, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("scale: the CRD %s is not served: %w", crd.Name, err)
-	}
-	return nil
-}
-
-// grantControllerRole creates the controller's generated ClusterRole, binds
-// it to a user and returns that user's kubeconfig: the controller runs
-// with exactly these rights.
-func grantControllerRole(ctx context.Context, cl *cluster.Cluster, c client.Client, repo string) (string, error) {
-	var role rbacv1.ClusterRole
-	if err := readManifest(filepath.Join(repo, RolePath), &role); err != nil {
 		return "", err
 	}
-	if err := c.Create(ctx, &role); err != nil {
-		return "", fmt.Errorf("scale: creating the ClusterRole %s: %w", role.Name, err)
-	}
-	if err := c.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: controllerUser}},
-	}); err != nil {
-		return "", fmt.Errorf("scale: binding the ClusterRole %s: %w", role.Name, err)
+	if err := deploy.Grant(ctx, c, role, controllerUser); err != nil {
+		return "", fmt.Errorf("scale: %w", err)
 	}
 	path, err := cl.UserKubeconfig("controller", controllerUser)
 	if err != nil {

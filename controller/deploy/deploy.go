@@ -1,0 +1,102 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aware-autoscaler/aware/controller/api/crd"
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+)
+
+var (
+	//go:embed rbac/role.yaml
+	controllerRole []byte
+	//go:embed env-rbac/role.yaml
+	envRole []byte
+)
+
+// CRD is the MultidimPodAutoscaler CRD.
+func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	var c apiextensionsv1.CustomResourceDefinition
+	if err := decode(crd.MPA, &c); err != nil {
+		return nil, fmt.Errorf("deploy: the MPA CRD: %w", err)
+	}
+	return &c, nil
+}
+
+// ControllerRole is the controller's generated ClusterRole (aware-controller).
+func ControllerRole() (*rbacv1.ClusterRole, error) { return role(controllerRole, "rbac/role.yaml") }
+
+// EnvRole is the generated ClusterRole of the cluster environment
+// (aware-env).
+func EnvRole() (*rbacv1.ClusterRole, error) { return role(envRole, "env-rbac/role.yaml") }
+
+func role(data []byte, file string) (*rbacv1.ClusterRole, error) {
+	var r rbacv1.ClusterRole
+	if err := decode(data, &r); err != nil {
+		return nil, fmt.Errorf("deploy: %s: %w", file, err)
+	}
+	return &r, nil
+}
+
+// decode reads one YAML object (a leading "---" allowed) strictly: a field
+// the type lacks is an error.
+func decode(data []byte, obj any) error {
+	return yaml.UnmarshalStrict(bytes.TrimPrefix(data, []byte("---\n")), obj)
+}
+
+// InstallCRD creates the MPA CRD and waits, at most timeout, until it is
+// established and the API server serves the kind. c's scheme needs the
+// apiextensions and MPA types.
+func InstallCRD(ctx context.Context, c client.Client, timeout time.Duration) error {
+	def, err := CRD()
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, def); err != nil {
+		return fmt.Errorf("deploy: creating the CRD %s: %w", def.Name, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		var got apiextensionsv1.CustomResourceDefinition
+		if err := c.Get(ctx, client.ObjectKeyFromObject(def), &got); err != nil {
+			return false, nil
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				// The API server's discovery needs a moment for the new kind.
+				var l v1alpha1.MultidimPodAutoscalerList
+				return c.List(ctx, &l, client.Limit(1)) == nil, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("deploy: the CRD %s is not served within %v: %w", def.Name, timeout, err)
+	}
+	return nil
+}
+
+// Grant creates role and binds it to user.
+func Grant(ctx context.Context, c client.Client, role *rbacv1.ClusterRole, user string) error {
+	if err := c.Create(ctx, role); err != nil {
+		return fmt.Errorf("deploy: creating the ClusterRole %s: %w", role.Name, err)
+	}
+	if err := c.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}); err != nil {
+		return fmt.Errorf("deploy: binding the ClusterRole %s to %s: %w", role.Name, user, err)
+	}
+	return nil
+}
