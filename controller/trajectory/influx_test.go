@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/controller/trajectory"
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/infra/influxdb"
 )
 
@@ -51,10 +52,7 @@ func TestMain(m *testing.M) {
 func skipWithoutInflux(t *testing.T, err error) {
 	t.Helper()
 	if errors.Is(err, influxdb.ErrNoBinary) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("influxd not installed (CI=true): run ci/setup.sh: %v", err)
-		}
-		t.Skipf("skipping: %v (apt-get install influxdb)", err)
+		clustertest.Missing(t, "%v (apt-get install influxdb)", err)
 	}
 }
 

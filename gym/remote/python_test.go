@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,29 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/infra/localproc"
 )
-
-// requirePython returns the path of python3, skipping the test when it is
-// missing, except under CI=true, where that fails.
-func requirePython(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python3 not found and CI=true: %v", err)
-		}
-		t.Skipf("python3 not found: %v", err)
-	}
-	return p
-}
 
 // TestPythonClient runs python/test_aware_env.py (unittest) against a
 // server of simulated environments: the Python client's rewards and
 // observations for a seed and actions equal the Go client's bit for bit,
 // and its errors carry the server's statuses and messages.
 func TestPythonClient(t *testing.T) {
-	py := requirePython(t)
+	py := clustertest.RequireBinary(t, "python3")
 	script, err := filepath.Abs(filepath.Join("python", "test_aware_env.py"))
 	require.NoError(t, err)
 

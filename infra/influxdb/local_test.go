@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/infra/influxdb"
 )
 
@@ -26,10 +27,7 @@ func start(t *testing.T, dir string, opts ...influxdb.Option) *influxdb.Local {
 	t.Helper()
 	l, err := influxdb.Start(t.Context(), dir, opts...)
 	if errors.Is(err, influxdb.ErrNoBinary) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("influxd not installed (CI=true): run ci/setup.sh: %v", err)
-		}
-		t.Skipf("skipping: %v (apt-get install influxdb)", err)
+		clustertest.Missing(t, "%v (apt-get install influxdb)", err)
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, l.Stop()) })

@@ -14,15 +14,22 @@ import (
 	"github.com/aware-autoscaler/aware/infra/cluster"
 )
 
+// Missing skips the test because a part is not installed, or fails it
+// under CI=true; the message says what is missing and how to install it.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true, and ci/setup.sh should have installed it: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
 // RequireBinary returns the path of the executable name on $PATH.
 func RequireBinary(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not installed (CI=true): run ci/setup.sh: %v", name, err)
-		}
-		t.Skipf("%s not installed; run ci/setup.sh (or apt-get install %s) to run this test", name, name)
+		Missing(t, "%s not installed (run ci/setup.sh, or apt-get install %s): %v", name, name, err)
 	}
 	return p
 }
@@ -34,10 +41,7 @@ func Binaries(t testing.TB) cluster.Binaries {
 	t.Helper()
 	b, err := cluster.Cached(t.Context())
 	if errors.Is(err, cluster.ErrNotBuilt) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: ci/setup.sh builds them)", err)
-		}
-		t.Skip(err)
+		Missing(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
