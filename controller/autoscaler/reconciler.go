@@ -341,7 +341,15 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	} else {
 		r.setCondition(m, v1alpha1.ConditionScalingLimited, false, "WithinBounds", "the recommendation is within the constraints and resource policy")
 	}
-	st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(desired), CPU: res.CPU, Memory: res.Memory}.Vector(make([]float64, gym.ActDim))
+	// The built-in recommender leaves running pods alone for small changes
+	// (as upstream VPA's updater); an agent's resources are applied as
+	// they are. The trajectory records the resources the pods keep.
+	vertical := agentActs || Significant(pol, cur, res)
+	applied := res
+	if !vertical {
+		applied = cur
+	}
+	st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(desired), CPU: applied.CPU, Memory: applied.Memory}.Vector(make([]float64, gym.ActDim))
 	m.Status.DesiredReplicas = desired
 	var errs []error
 	if desired != scale.Spec.Replicas {
@@ -355,10 +363,6 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 			r.event(m, corev1.EventTypeNormal, "Scaled", fmt.Sprintf("replicas %d → %d", scale.Spec.Replicas, desired))
 		}
 	}
-	// The built-in recommender leaves running pods alone for small changes
-	// (as upstream VPA's updater); an agent's resources are applied as
-	// they are.
-	vertical := agentActs || Significant(pol, cur, res)
 	if vertical && (pol.Mode == v1alpha1.UpdateModeInPlaceOrRecreate || pol.Mode == v1alpha1.UpdateModeRecreate) {
 		if err := r.applyResources(ctx, m, pol, target, pods, container, res, log); err != nil {
 			errs = append(errs, err)
