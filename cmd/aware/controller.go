@@ -51,6 +51,7 @@ update. Its own metrics are on --metrics-addr.`,
 	f.StringVar(&fl.cfg.Namespace, "namespace", "", "watch one namespace only (default all)")
 	f.DurationVar(&fl.cfg.Step, "step", 15*time.Second, "step interval: one recommendation per MPA per step")
 	f.IntVar(&fl.cfg.Concurrency, "concurrency", 8, "MPAs reconciled at once")
+	f.IntVar(&fl.cfg.ActuationConcurrency, "actuation-concurrency", 8, "MPAs whose decisions are applied at once (by the updater, after the recommendation is written)")
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8080", `address of /metrics ("0" disables)`)
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8081", `address of /healthz and /readyz ("0" disables)`)
 	f.BoolVar(&fl.cfg.LeaderElection, "leader-elect", false, "elect one active replica (Lease "+manager.LeaderElectionID+")")

@@ -35,7 +35,7 @@ func (r *Reconciler) scaleTo(ctx context.Context, target client.Object, scale *a
 // through pods/resize (InPlaceOrRecreate), falling back to the pod
 // template (a rolling update) when the cluster refuses the resize or
 // reports it infeasible; Recreate goes to the template directly.
-func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, target client.Object, pods []corev1.Pod, container string, res Resources, log *slog.Logger) error {
+func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, target client.Object, pods []corev1.Pod, container string, res Resources, out *outcome, log *slog.Logger) error {
 	if container == "" {
 		return nil
 	}
@@ -65,7 +65,7 @@ func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPod
 		}
 		if refused == nil {
 			if resized > 0 {
-				r.setCondition(m, v1alpha1.ConditionResizedInPlace, true, "Resized", fmt.Sprintf("%d pods resized in place to (%gcores, %gMi)", resized, res.CPU, res.Memory/mib))
+				out.set(m.Generation, v1alpha1.ConditionResizedInPlace, true, "Resized", fmt.Sprintf("%d pods resized in place to (%gcores, %gMi)", resized, res.CPU, res.Memory/mib))
 				r.event(m, corev1.EventTypeNormal, "ResizedInPlace", fmt.Sprintf("%d pods → (%gcores, %gMi)", resized, res.CPU, res.Memory/mib))
 			}
 			return nil
@@ -80,7 +80,7 @@ func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPod
 		return err
 	}
 	if refused != nil {
-		r.setCondition(m, v1alpha1.ConditionResizedInPlace, false, "FellBackToRollingUpdate", "in-place resize refused: "+refused.Error())
+		out.set(m.Generation, v1alpha1.ConditionResizedInPlace, false, "FellBackToRollingUpdate", "in-place resize refused: "+refused.Error())
 	}
 	if changed {
 		r.event(m, corev1.EventTypeNormal, "UpdatedTemplate", fmt.Sprintf("pod template → (%gcores, %gMi); pods roll", res.CPU, res.Memory/mib))

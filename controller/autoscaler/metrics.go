@@ -9,6 +9,7 @@ type Metrics struct {
 	actuation       *prometheus.HistogramVec
 	errors          *prometheus.CounterVec
 	reconcile       prometheus.Histogram
+	actuationDelay  prometheus.Histogram
 	reward          *prometheus.GaugeVec
 	episodeReward   *prometheus.GaugeVec
 	stage           *prometheus.GaugeVec
@@ -28,6 +29,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Failures, by where: observe, scale, resize, resize_refused, template, status, store."}, []string{"where"}),
 		reconcile: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_controller_step_seconds",
 			Help: "Duration of one MPA step.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
+		actuationDelay: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_controller_actuation_delay_seconds",
+			Help: "Time from a step's decision until the updater starts applying it.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		reward: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_step_reward",
 			Help: "Reward of the last step, per MPA."}, []string{"namespace", "name"}),
 		episodeReward: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_recent_episode_reward",
@@ -36,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "1 for the agent's current lifecycle stage, per MPA."}, []string{"namespace", "name", "stage"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.reward, m.episodeReward, m.stage)
+		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward, m.episodeReward, m.stage)
 	}
 	return m
 }

@@ -46,6 +46,7 @@ type config struct {
 	step        time.Duration
 	maxRecAge   int
 	concurrency int
+	actuators   int
 	log         *slog.Logger
 	now         func() time.Time
 	metrics     *Metrics
@@ -65,6 +66,11 @@ func WithMaxRecommendationAge(steps int) Option { return func(c *config) { c.max
 // WithConcurrency sets how many MPAs are reconciled at once (default 8).
 func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n } }
 
+// WithActuationConcurrency sets how many MPAs' decisions are applied at
+// once (default 8). The updater runs beside the reconcilers: a slow
+// actuation never holds up another MPA's recommendation.
+func WithActuationConcurrency(n int) Option { return func(c *config) { c.actuators = n } }
+
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
@@ -83,6 +89,7 @@ type Reconciler struct {
 	obs   Observer
 	store Trajectories
 	cfg   config
+	upd   *updater
 
 	mu    sync.Mutex
 	state map[types.UID]*mpaState
@@ -101,12 +108,17 @@ type mpaState struct {
 	// reward observed next completes their trajectory record.
 	prevState, prevAction []float64
 	prevArrival           float64
+
+	// mu guards done, what the updater applied since the last status
+	// write (the next step reports it).
+	mu   sync.Mutex
+	done outcome
 }
 
 // New returns a Reconciler reading metrics from obs and writing
 // trajectories to store (nil: no trajectories).
 func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Reconciler, error) {
-	cfg := config{step: 15 * time.Second, maxRecAge: 3, concurrency: 8, log: slog.New(slog.DiscardHandler), now: time.Now}
+	cfg := config{step: 15 * time.Second, maxRecAge: 3, concurrency: 8, actuators: 8, log: slog.New(slog.DiscardHandler), now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -119,6 +131,8 @@ func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Re
 		return nil, fmt.Errorf("autoscaler: max recommendation age %d steps must be positive", cfg.maxRecAge)
 	case cfg.concurrency < 1:
 		return nil, fmt.Errorf("autoscaler: concurrency %d must be positive", cfg.concurrency)
+	case cfg.actuators < 1:
+		return nil, fmt.Errorf("autoscaler: actuation concurrency %d must be positive", cfg.actuators)
 	}
 	if cfg.metrics == nil {
 		cfg.metrics = NewMetrics(nil)
@@ -126,12 +140,17 @@ func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Re
 	if cfg.recorder == nil {
 		cfg.recorder = &record.FakeRecorder{}
 	}
-	return &Reconciler{c: c, obs: obs, store: store, cfg: cfg, state: map[types.UID]*mpaState{}, names: map[types.UID]types.NamespacedName{}}, nil
+	r := &Reconciler{c: c, obs: obs, store: store, cfg: cfg, state: map[types.UID]*mpaState{}, names: map[types.UID]types.NamespacedName{}}
+	r.upd = newUpdater(r, cfg.actuators)
+	return r, nil
 }
 
-// SetupWithManager registers the reconciler: MPAs are reconciled when their
-// spec changes and then once per step.
+// SetupWithManager registers the reconciler and its updater: MPAs are
+// reconciled when their spec changes and then once per step.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.Add(r.upd); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("multidimpodautoscaler").
 		For(&v1alpha1.MultidimPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -158,10 +177,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := r.cfg.log.With("mpa", req.String())
 	orig := m.DeepCopy()
 	start := time.Now()
-	err := r.step(ctx, &m, st, now, log)
+	p, err := r.step(ctx, &m, st, now, log)
 	st.last, st.gen = now, m.Generation
+	applied := r.report(&m, st)
 	if perr := r.patchStatus(ctx, orig, &m); perr != nil {
+		st.add(applied)
 		err = errors.Join(err, perr)
+	}
+	if p != nil {
+		// The updater applies the decision once its recommendation is
+		// written: one MPA's actuation never delays another's
+		// recommendation.
+		r.upd.submit(p)
 	}
 	r.cfg.metrics.reconcile.Observe(time.Since(start).Seconds())
 	if err != nil {
@@ -207,38 +234,39 @@ func (r *Reconciler) stateFor(m *v1alpha1.MultidimPodAutoscaler) *mpaState {
 	return s
 }
 
-// step is one MPA step; it edits m's status and returns API errors.
-func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, now time.Time, log *slog.Logger) error {
+// step is one MPA step; it edits m's status and returns the decision for
+// the updater (nil: nothing to apply) and API errors.
+func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, now time.Time, log *slog.Logger) (*plan, error) {
 	gen := m.Generation
 	m.Status.ObservedGeneration = gen
 	pol, err := PolicyOf(m)
 	if err != nil {
 		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
 		r.event(m, corev1.EventTypeWarning, "InvalidSpec", err.Error())
-		return nil
+		return nil, nil
 	}
 	if st.rec == nil || st.gen != gen {
 		if st.rec, err = r.newRecommender(pol); err != nil {
 			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
-			return nil
+			return nil, nil
 		}
 		st.start = now
 	}
 
 	// The target and its pods.
-	target, scale, err := GetScale(ctx, r.c, m)
+	_, scale, err := GetScale(ctx, r.c, m)
 	if err != nil {
 		r.cfg.metrics.errors.WithLabelValues("scale").Inc()
 		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedGetScale", err.Error())
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
 	pods, err := TargetPods(ctx, r.c, m.Namespace, scale.Status.Selector)
 	if err != nil {
 		r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedListPods", err.Error())
-		return err
+		return nil, err
 	}
 	r.setCondition(m, v1alpha1.ConditionAbleToScale, true, "SucceededGetScale", "the target's scale subresource and pods can be read")
 	container := ScaledContainer(pol, pods)
@@ -265,7 +293,7 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 		r.cfg.metrics.errors.WithLabelValues("observe").Inc()
 		r.setCondition(m, v1alpha1.ConditionMetricsAvailable, false, "MetricsUnavailable", "holding the last decision: "+err.Error())
 		log.Debug("metrics unavailable; holding", "err", err)
-		return nil
+		return nil, nil
 	}
 	r.setCondition(m, v1alpha1.ConditionMetricsAvailable, true, "MetricsFresh", "the target's metrics are fresh")
 	met.Replicas = int(scale.Spec.Replicas)
@@ -330,7 +358,7 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	if !haveRec || pol.Mode == v1alpha1.UpdateModeOff {
 		st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(scale.Spec.Replicas), CPU: cur.CPU, Memory: cur.Memory}.Vector(make([]float64, gym.ActDim))
 		m.Status.DesiredReplicas = scale.Spec.Replicas
-		return nil
+		return nil, nil
 	}
 
 	// Actuate.
@@ -351,24 +379,11 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	}
 	st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(desired), CPU: applied.CPU, Memory: applied.Memory}.Vector(make([]float64, gym.ActDim))
 	m.Status.DesiredReplicas = desired
-	var errs []error
-	if desired != scale.Spec.Replicas {
-		if err := r.scaleTo(ctx, target, scale, desired); err != nil {
-			r.cfg.metrics.errors.WithLabelValues("scale").Inc()
-			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "FailedUpdateScale", err.Error())
-			errs = append(errs, err)
-		} else {
-			t := metav1.NewTime(now)
-			m.Status.LastScaleTime = &t
-			r.event(m, corev1.EventTypeNormal, "Scaled", fmt.Sprintf("replicas %d → %d", scale.Spec.Replicas, desired))
-		}
+	if desired == scale.Spec.Replicas && (!vertical || (pol.Mode != v1alpha1.UpdateModeInPlaceOrRecreate && pol.Mode != v1alpha1.UpdateModeRecreate)) {
+		return nil, nil
 	}
-	if vertical && (pol.Mode == v1alpha1.UpdateModeInPlaceOrRecreate || pol.Mode == v1alpha1.UpdateModeRecreate) {
-		if err := r.applyResources(ctx, m, pol, target, pods, container, res, log); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return &plan{mpa: m.DeepCopy(), st: st, pol: pol, container: container,
+		desired: desired, res: res, vertical: vertical, decided: now}, nil
 }
 
 func (r *Reconciler) newRecommender(p Policy) (*mpa.MPA, error) {

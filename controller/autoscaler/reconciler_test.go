@@ -12,10 +12,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,9 +39,12 @@ type world struct {
 	met   gym.Metrics
 	err   error
 	calls int
+	// failScale and failStatus make scale updates and MPA status writes
+	// fail.
+	failScale, failStatus bool
 }
 
-func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
+func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) (w *world) {
 	t.Helper()
 	s := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(s))
@@ -63,7 +68,7 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
 		edit(m)
 	}
 	objs = append(objs, m)
-	w := &world{store: trajectory.NewMemory(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w = &world{store: trajectory.NewMemory(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	w.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.MultidimPodAutoscaler{}).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, _ ...client.SubResourceGetOption) error {
 			if err := c.SubResource(sub).Get(ctx, obj, subObj); err != nil {
@@ -75,6 +80,16 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
 				sc.Status.Selector = "app=app"
 			}
 			return nil
+		}, SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if sub == "scale" && w.failScale {
+				return apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, obj.GetName(), errors.New("the object has been modified"))
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}, SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if sub == "status" && w.failStatus {
+				return apierrors.NewServiceUnavailable("etcd is down")
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).Build()
 	// Two pods at 0.5 cores each using 1 core each: 200 % of the limit.
 	w.met = gym.Metrics{ReadyReplicas: 2, CPUUsage: 2, MemoryUsage: 400 * gym.MiB, MemoryPeak: 200 * gym.MiB, ArrivalRate: 50, ProcessedRate: 50, LatencyP99: 0.02}
@@ -91,13 +106,17 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
 	return w
 }
 
-// step reconciles once, a step after the previous one.
+// step reconciles once, a step after the previous one, and lets the
+// updater apply the decision. It returns the MPA as the step wrote it:
+// what the updater applied shows at the next step.
 func (w *world) step(t *testing.T) *v1alpha1.MultidimPodAutoscaler {
 	t.Helper()
 	w.now = w.now.Add(15 * time.Second)
 	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
 	require.NoError(t, err)
-	return w.mpa(t)
+	m := w.mpa(t)
+	w.r.upd.drain(context.Background())
+	return m
 }
 
 func (w *world) mpa(t *testing.T) *v1alpha1.MultidimPodAutoscaler {
@@ -136,7 +155,7 @@ func TestReconcileDefaultRecommender(t *testing.T) {
 	assert.Equal(t, int32(6), *m.Status.Recommendation.Replicas)
 	assert.Equal(t, int32(6), w.replicas(t), "scaled through the scale subresource")
 	assert.Equal(t, int32(6), m.Status.DesiredReplicas)
-	assert.NotNil(t, m.Status.LastScaleTime)
+	assert.Nil(t, m.Status.LastScaleTime, "the updater applies the decision after the status write")
 	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionMetricsAvailable).Status)
 	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionAbleToScale).Status)
 	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionRecommendationProvided).Status)
@@ -151,6 +170,8 @@ func TestReconcileDefaultRecommender(t *testing.T) {
 	_, err := w.r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, calls, w.calls)
+	assert.Nil(t, w.mpa(t).Status.LastScaleTime, "a skipped step writes nothing")
+	scaled := w.now
 
 	// A step that ran late in its round (a long queue) does not cost the
 	// next round its step.
@@ -159,6 +180,8 @@ func TestReconcileDefaultRecommender(t *testing.T) {
 	_, err = w.r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, calls+1, w.calls)
+	require.NotNil(t, w.mpa(t).Status.LastScaleTime, "the next step reports what the updater applied")
+	assert.True(t, scaled.Equal(w.mpa(t).Status.LastScaleTime.Time))
 	w.now = round.Add(30 * time.Second)
 	res, err := w.r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
@@ -204,11 +227,13 @@ func TestReconcileExternalRecommender(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionScalingLimited).Status)
 	assert.Equal(t, "1", w.podCPU(t, "app-1"))
 	assert.Equal(t, "1", w.podCPU(t, "app-2"))
-	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionResizedInPlace).Status)
 	assert.Equal(t, "aware", m.Status.Recommendation.Recommender, "the agent's recommendation is not overwritten")
+	m = w.step(t)
+	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionResizedInPlace).Status, "reported at the next step")
+	assert.NotNil(t, m.Status.LastScaleTime)
 
 	// Four steps later the recommendation is stale (max age 3 steps): hold.
-	for range 3 {
+	for range 2 {
 		w.step(t)
 	}
 	before := w.replicas(t)
@@ -274,4 +299,68 @@ func TestReconcileForgetsDeletedMPA(t *testing.T) {
 	assert.Zero(t, testutil.CollectAndCount(w.r.cfg.metrics.reward))
 	assert.Zero(t, testutil.CollectAndCount(w.r.cfg.metrics.stage))
 	assert.Empty(t, w.r.state)
+}
+
+func TestUpdaterAppliesTheLatestDecision(t *testing.T) {
+	w := newWorld(t, nil)
+	m := w.mpa(t)
+	pol, err := PolicyOf(m)
+	require.NoError(t, err)
+	st := w.r.stateFor(m)
+	// Two decisions before a worker is free: the first is never applied.
+	for _, n := range []int32{3, 4} {
+		w.r.upd.submit(&plan{mpa: m.DeepCopy(), st: st, pol: pol, container: "workload", desired: n, decided: w.now})
+	}
+	assert.Equal(t, 1, w.r.upd.q.Len())
+	w.r.upd.drain(context.Background())
+	assert.Equal(t, int32(4), w.replicas(t))
+	assert.InDelta(t, 1, testutil.ToFloat64(w.r.cfg.metrics.decisions.WithLabelValues("replicas")), 0)
+	assert.Equal(t, "500m", w.podCPU(t, "app-1"), "no vertical change asked")
+}
+
+func TestUpdaterReportsAtTheNextStep(t *testing.T) {
+	w := newWorld(t, nil)
+	w.failScale = true
+	w.step(t)
+	m := w.step(t)
+	c := condition(m, v1alpha1.ConditionAbleToScale)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, "FailedUpdateScale", c.Reason)
+	assert.Contains(t, c.Message, "scale ns/app to 6")
+	assert.Nil(t, m.Status.LastScaleTime)
+	assert.Equal(t, int32(2), w.replicas(t))
+
+	// The scale succeeds; the status write after it fails: what the
+	// updater applied is reported by the next write that succeeds.
+	w.failScale = false
+	w.step(t)
+	require.Equal(t, int32(6), w.replicas(t))
+	scaled := w.now
+	w.failStatus = true
+	w.now = w.now.Add(15 * time.Second)
+	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+	require.Error(t, err)
+	w.failStatus = false
+	m = w.step(t)
+	require.NotNil(t, m.Status.LastScaleTime)
+	assert.True(t, scaled.Equal(m.Status.LastScaleTime.Time), "scaled at %v, reported %v", scaled, m.Status.LastScaleTime)
+	assert.Equal(t, metav1.ConditionTrue, condition(m, v1alpha1.ConditionAbleToScale).Status)
+}
+
+func TestUpdaterStopsWithItsContext(t *testing.T) {
+	w := newWorld(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.r.upd.Start(ctx) }()
+	w.now = w.now.Add(15 * time.Second)
+	_, err := w.r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return w.replicas(t) == 6 }, 5*time.Second, 10*time.Millisecond, "a running updater applies decisions")
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the updater did not stop")
+	}
 }

@@ -201,6 +201,13 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 			}
 			return true
 		}, 90*time.Second, time.Second, "recommendations for all 10 MPAs\n%s", ctl.tail())
+		var owners []string
+		for _, f := range mpa(apps[0].Name()).ManagedFields {
+			if f.Subresource == "status" {
+				owners = append(owners, f.Manager)
+			}
+		}
+		assert.Equal(t, []string{manager.FieldOwner}, owners, "the controller writes status as its field owner, whatever its binary is called")
 	})
 
 	t.Run("replicas change through the scale subresource", func(t *testing.T) {

@@ -33,6 +33,10 @@ import (
 // LeaderElectionID is the Lease the controller replicas compete for.
 const LeaderElectionID = "aware-controller.autoscaling.aware.dev"
 
+// FieldOwner is the field manager of the controller's writes (MPA status,
+// scale, resizes), whatever the binary is called.
+const FieldOwner = "aware-controller"
+
 // Webhook configures the admission webhook.
 type Webhook struct {
 	// Enabled turns the webhook on.
@@ -56,9 +60,11 @@ type Config struct {
 	REST *rest.Config
 	// Namespace limits the controller to one namespace ("" = all).
 	Namespace string
-	// Step is the step interval; Concurrency the MPAs reconciled at once.
-	Step        time.Duration
-	Concurrency int
+	// Step is the step interval; Concurrency the MPAs reconciled at once;
+	// ActuationConcurrency the MPAs whose decisions are applied at once.
+	Step                 time.Duration
+	Concurrency          int
+	ActuationConcurrency int
 	// MetricsAddr serves /metrics ("0" disables); ProbeAddr /healthz and
 	// /readyz ("0" disables).
 	MetricsAddr string
@@ -95,6 +101,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 8
+	}
+	if cfg.ActuationConcurrency == 0 {
+		cfg.ActuationConcurrency = 8
 	}
 	logger := logr.FromSlogHandler(cfg.Log.Handler())
 	ctrl.SetLogger(logger)
@@ -141,8 +150,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
-	rec, err := autoscaler.New(mgr.GetClient(), cfg.Observer, cfg.Store,
-		autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency), autoscaler.WithLogger(cfg.Log),
+	rec, err := autoscaler.New(client.WithFieldOwner(mgr.GetClient(), FieldOwner), cfg.Observer, cfg.Store,
+		autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
+		autoscaler.WithActuationConcurrency(cfg.ActuationConcurrency), autoscaler.WithLogger(cfg.Log),
 		autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
 		autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))
 	if err != nil {
