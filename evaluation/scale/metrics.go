@@ -20,6 +20,8 @@ const (
 	metricErrors          = "aware_controller_errors_total"
 	metricStep            = "aware_controller_step_seconds"
 	metricRecommendations = "aware_controller_recommendations_total"
+	metricActuations      = "aware_controller_actuations_total"
+	metricActuationDelay  = "aware_controller_actuation_delay_seconds"
 	metricRequests        = "rest_client_requests_total"
 )
 
@@ -34,6 +36,11 @@ type counters struct {
 	Recommendations float64
 	// Requests to the API server by method.
 	Requests map[string]float64
+	// Actuations applied by kind (replicas, resize, template);
+	// Decisions and DelaySeconds are the count and sum of the updater's
+	// delay histogram (decisions it started applying).
+	Actuations              map[string]float64
+	Decisions, DelaySeconds float64
 }
 
 // since is c minus an earlier c0: what happened in between.
@@ -51,6 +58,7 @@ func (c counters) since(c0 counters) counters {
 	return counters{
 		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
 		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
+		Actuations: sub(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
 	}
 }
 
@@ -93,7 +101,7 @@ func parseCounters(r io.Reader) (counters, error) {
 	if err != nil {
 		return counters{}, fmt.Errorf("controller metrics: %w", err)
 	}
-	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}}
+	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}, Actuations: map[string]float64{}}
 	byLabel := func(name, label string, into map[string]float64) {
 		f := fams[name]
 		if f == nil {
@@ -105,12 +113,17 @@ func parseCounters(r io.Reader) (counters, error) {
 	}
 	byLabel(metricErrors, "where", c.Errors)
 	byLabel(metricRequests, "method", c.Requests)
-	if f := fams[metricStep]; f != nil {
-		for _, m := range f.GetMetric() {
-			c.Steps += float64(m.GetHistogram().GetSampleCount())
-			c.StepSeconds += m.GetHistogram().GetSampleSum()
+	byLabel(metricActuations, "kind", c.Actuations)
+	histogram := func(name string, count, sum *float64) {
+		if f := fams[name]; f != nil {
+			for _, m := range f.GetMetric() {
+				*count += float64(m.GetHistogram().GetSampleCount())
+				*sum += m.GetHistogram().GetSampleSum()
+			}
 		}
 	}
+	histogram(metricStep, &c.Steps, &c.StepSeconds)
+	histogram(metricActuationDelay, &c.Decisions, &c.DelaySeconds)
 	if f := fams[metricRecommendations]; f != nil {
 		for _, m := range f.GetMetric() {
 			c.Recommendations += m.GetCounter().GetValue()

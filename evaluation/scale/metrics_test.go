@@ -24,6 +24,15 @@ aware_controller_step_seconds_bucket{le="0.001"} 0
 aware_controller_step_seconds_bucket{le="+Inf"} 4013
 aware_controller_step_seconds_sum 40.13
 aware_controller_step_seconds_count 4013
+# HELP aware_controller_actuations_total Changes applied, by kind.
+# TYPE aware_controller_actuations_total counter
+aware_controller_actuations_total{kind="replicas"} 120
+aware_controller_actuations_total{kind="resize"} 310
+# HELP aware_controller_actuation_delay_seconds Time from a step's decision until the updater starts applying it.
+# TYPE aware_controller_actuation_delay_seconds histogram
+aware_controller_actuation_delay_seconds_bucket{le="+Inf"} 400
+aware_controller_actuation_delay_seconds_sum 340
+aware_controller_actuation_delay_seconds_count 400
 # HELP rest_client_requests_total Number of HTTP requests, partitioned by status code, method, and host.
 # TYPE rest_client_requests_total counter
 rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 8000
@@ -39,12 +48,16 @@ func TestParseCounters(t *testing.T) {
 	assert.Equal(t, 4013.0, c.Steps)
 	assert.InDelta(t, 40.13, c.StepSeconds, 1e-9)
 	assert.Equal(t, 4000.0, c.Recommendations)
+	assert.Equal(t, map[string]float64{"replicas": 120, "resize": 310}, c.Actuations)
+	assert.Equal(t, 400.0, c.Decisions)
+	assert.InDelta(t, 340, c.DelaySeconds, 1e-9)
 
 	// A fresh controller has incremented no error yet: zero, not missing.
 	empty, err := parseCounters(strings.NewReader("# TYPE up gauge\nup 1\n"))
 	require.NoError(t, err)
 	assert.Zero(t, sum(empty.Errors))
 	assert.Zero(t, empty.Steps)
+	assert.Zero(t, empty.Decisions)
 
 	_, err = parseCounters(strings.NewReader("not { valid"))
 	assert.Error(t, err)

@@ -57,6 +57,12 @@ type Result struct {
 	// duration (aware_controller_step_seconds).
 	Steps    float64
 	StepMean time.Duration
+	// Actuations counts the changes applied over Window by kind;
+	// Decisions the decisions the updater started and DelayMean their
+	// mean wait (aware_controller_actuation_delay_seconds).
+	Actuations map[string]float64
+	Decisions  float64
+	DelayMean  time.Duration
 	// Requests counts the controller's API requests over Window by method
 	// (rest_client_requests_total).
 	Requests map[string]float64
@@ -154,6 +160,7 @@ func WriteTable(w io.Writer, r Result) error {
 	}
 	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")
 	row("MPA steps in the window, mean duration", fmt.Sprintf("%.0f, %s", r.Steps, dur(r.StepMean)), "-", "-")
+	row("decisions applied, mean wait; changes by kind", fmt.Sprintf("%.0f, %s; %s", r.Decisions, dur(r.DelayMean), countsBy(r.Actuations, "none")), "-", "-")
 	perSec := 0.0
 	if r.Window > 0 {
 		perSec = sum(r.Requests) / r.Window.Seconds()

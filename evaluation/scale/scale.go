@@ -562,6 +562,10 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 	res.RSSMax, res.HWM = max(rssMax, mem.RSS), mem.HWM
 	d := c1.since(c0)
 	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, c1.Errors, d.Requests, d.Steps
+	res.Actuations, res.Decisions = d.Actuations, d.Decisions
+	if d.Decisions > 0 {
+		res.DelayMean = time.Duration(d.DelaySeconds / d.Decisions * float64(time.Second))
+	}
 	if d.Steps > 0 {
 		res.StepMean = time.Duration(d.StepSeconds / d.Steps * float64(time.Second))
 	}
