@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/gym"
 )
@@ -13,11 +15,33 @@ type Query struct {
 	Namespace string
 	// Pods are the names of the target's pods.
 	Pods []string
+	// Young are the pods among Pods created after the observed window
+	// began. A young pod without data yet is left out of the observation
+	// instead of holding the step, as the HPA leaves out pods that are
+	// starting.
+	Young []string
 	// Container is the scaled container.
 	Container string
 	// Window is the step that just ended; At is its end.
 	Window time.Duration
 	At     time.Time
+}
+
+// NewQuery is the query for pods over the step ending at at (rounded down
+// to a multiple of window, as the snapshot of a round is). Pods started
+// after the observed window began are Young: the round's snapshot, taken
+// when the round began, may not have them yet, however late in the round
+// the query runs.
+func NewQuery(namespace string, pods []corev1.Pod, container string, window time.Duration, at time.Time) Query {
+	q := Query{Namespace: namespace, Pods: make([]string, len(pods)), Container: container, Window: window, At: at}
+	began := at.Truncate(window).Add(-window)
+	for i := range pods {
+		q.Pods[i] = pods[i].Name
+		if pods[i].CreationTimestamp.After(began) {
+			q.Young = append(q.Young, pods[i].Name)
+		}
+	}
+	return q
 }
 
 // Observer reads a target's measurements over the step that just ended.

@@ -284,11 +284,7 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	}
 
 	// Observe.
-	names := make([]string, len(pods))
-	for i := range pods {
-		names[i] = pods[i].Name
-	}
-	met, err := r.obs.Observe(ctx, Query{Namespace: m.Namespace, Pods: names, Container: container, Window: r.cfg.step, At: now})
+	met, err := r.obs.Observe(ctx, NewQuery(m.Namespace, pods, container, r.cfg.step, now))
 	if err != nil {
 		r.cfg.metrics.errors.WithLabelValues("observe").Inc()
 		r.setCondition(m, v1alpha1.ConditionMetricsAvailable, false, "MetricsUnavailable", "holding the last decision: "+err.Error())
@@ -433,7 +429,23 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 	done := int(ag.Step)+1 >= pol.Agent.EpisodeLength
 	s := trajectory.Step{App: app, Episode: ag.Episode, T: int(ag.Step), Time: now, State: st.prevState,
 		Action: st.prevAction, Reward: reward, Done: done, Stage: string(ag.Stage)}
-	if err := r.store.Append(ctx, s); err != nil {
+	err := r.store.Append(ctx, s)
+	if errors.Is(err, trajectory.ErrInvalid) {
+		// The store disagrees with status.agent about where the episode
+		// stands: steps buffered before a crash never became durable, or
+		// a status write failed after an append. The episode is abandoned
+		// (it stays incomplete in the store, outside every episode
+		// statistic) and the next one starts with this step, instead of
+		// every later step being refused.
+		r.cfg.log.Warn("trajectory store out of step with the MPA's status; starting a new episode",
+			"mpa", app, "episode", ag.Episode, "step", ag.Step, "err", err)
+		ag.Episode++
+		ag.Step, ag.EpisodeReward = 0, 0
+		done = pol.Agent.EpisodeLength <= 1
+		s.Episode, s.T, s.Done = ag.Episode, 0, done
+		err = r.store.Append(ctx, s)
+	}
+	if err != nil {
 		return fmt.Errorf("trajectory %s episode %d step %d: %w", app, ag.Episode, ag.Step, err)
 	}
 	ag.EpisodeReward += reward

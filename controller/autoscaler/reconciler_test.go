@@ -39,6 +39,7 @@ type world struct {
 	met   gym.Metrics
 	err   error
 	calls int
+	young []string // the last query's young pods
 	// failScale and failStatus make scale updates and MPA status writes
 	// fail.
 	failScale, failStatus bool
@@ -98,6 +99,7 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) (w *worl
 		assert.Equal(t, "ns", q.Namespace)
 		assert.Equal(t, "workload", q.Container)
 		assert.ElementsMatch(t, []string{"app-1", "app-2"}, q.Pods)
+		w.young = q.Young
 		return w.met, w.err
 	})
 	var err error
@@ -363,4 +365,49 @@ func TestUpdaterStopsWithItsContext(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the updater did not stop")
 	}
+}
+
+func TestReconcileNamesYoungPods(t *testing.T) {
+	w := newWorld(t, nil)
+	w.step(t)
+	assert.Empty(t, w.young, "pods older than a step")
+	// The next round's step runs late, 14 s into its round; app-2 started
+	// 10 s before the round, after the observed window began: 24 s old,
+	// but the round's snapshot may not have it.
+	round := w.now.Truncate(15 * time.Second).Add(15 * time.Second)
+	var p corev1.Pod
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app-2"}, &p))
+	p.CreationTimestamp = metav1.NewTime(round.Add(-10 * time.Second))
+	require.NoError(t, w.c.Update(context.Background(), &p))
+	w.now = round.Add(14 * time.Second)
+	_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"app-2"}, w.young)
+}
+
+func TestReconcileStartsANewEpisodeWhenTheStoreLostSteps(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		mode := v1alpha1.UpdateModeOff
+		m.Spec.UpdatePolicy.UpdateMode = &mode
+	})
+	for range 3 {
+		w.step(t)
+	}
+	// Steps 2 and 3 of episode 0 were in status but never reached the
+	// store (a crash while they were buffered): status says step 4.
+	m := w.mpa(t)
+	require.Equal(t, int32(2), m.Status.Agent.Step)
+	m.Status.Agent.Step = 4
+	require.NoError(t, w.c.Status().Update(context.Background(), m))
+	m = w.step(t)
+	assert.Equal(t, int64(1), m.Status.Agent.Episode, "the episode the store lost steps of is abandoned")
+	assert.Equal(t, int32(1), m.Status.Agent.Step)
+	tr, err := w.store.Range(context.Background(), "ns/app", time.Time{}, w.now.Add(time.Second))
+	require.NoError(t, err)
+	require.Len(t, tr, 2)
+	assert.Len(t, tr[0].Steps, 2, "episode 0 keeps what was stored")
+	assert.Equal(t, int64(1), tr[1].Episode.Episode)
+	assert.Len(t, tr[1].Steps, 1)
+	m = w.step(t)
+	assert.Equal(t, int32(2), m.Status.Agent.Step, "and the next steps record again")
 }

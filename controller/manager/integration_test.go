@@ -374,10 +374,12 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 		ctl.kill(t)
 		before := mpa(name).Status.Agent.DeepCopy()
 		ctl = startController(t, cc, filepath.Join(dir, "controller-2.log"))
-		require.Eventually(t, func() bool {
+		if !assert.Eventually(t, func() bool {
 			a := mpa(name).Status.Agent
 			return a.Episode*5+int64(a.Step) > before.Episode*5+int64(before.Step)
-		}, 60*time.Second, 500*time.Millisecond, "steps after the restart\n%s", ctl.tail())
+		}, 60*time.Second, 500*time.Millisecond, "steps after the restart") {
+			t.Fatalf("status %+v\nconditions %+v\n%s", mpa(name).Status.Agent, mpa(name).Status.Conditions, ctl.tail())
+		}
 		after := mpa(name).Status.Agent
 		assert.Equal(t, v1alpha1.StageOnline, after.Stage, "the stage survives the restart")
 		assert.GreaterOrEqual(t, after.Episode, before.Episode, "episodes continue")

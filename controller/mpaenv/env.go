@@ -434,11 +434,7 @@ func (e *Env) measure(ctx context.Context, pol autoscaler.Policy, end time.Time)
 	if err != nil {
 		return gym.Metrics{}, err
 	}
-	names := make([]string, len(tgt.pods))
-	for i := range tgt.pods {
-		names[i] = tgt.pods[i].Name
-	}
-	met, err := e.obs.Observe(ctx, autoscaler.Query{Namespace: m.Namespace, Pods: names, Container: tgt.container, Window: e.cfg.step, At: end})
+	met, err := e.obs.Observe(ctx, autoscaler.NewQuery(m.Namespace, tgt.pods, tgt.container, e.cfg.step, end))
 	if err != nil {
 		return gym.Metrics{}, fmt.Errorf("mpaenv: MPA %s: measurements of the step ending %s: %w", e.key, end.Format(time.RFC3339), err)
 	}
