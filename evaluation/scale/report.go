@@ -174,7 +174,7 @@ func roundMeasured(rd Round) string {
 	if rd.Deferred > 0 {
 		s += fmt.Sprintf(", %d deferred to a later round", rd.Deferred)
 	}
-	return s + ")"
+	return s + fmt.Sprintf(", %d changed beyond time and counters)", rd.Changed)
 }
 
 func yes(ok bool) string {

@@ -410,7 +410,7 @@ func (b *bench) watchMPAs(ctx context.Context, rc *rest.Config, scheme *runtime.
 		if !ok || m.Status.Recommendation == nil || m.Status.Recommendation.Time == nil {
 			return
 		}
-		tr.observe(m.Namespace+"/"+m.Name, m.Status.Recommendation.Time.Time, at)
+		tr.observe(m.Namespace+"/"+m.Name, m.Status.Recommendation.Time.Time, at, statusFingerprint(&m.Status))
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { seen(obj) },
@@ -510,7 +510,7 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 			}
 		}
 		b.log.Info("bench: round", "n", k+1, "T", T.Format(time.TimeOnly), "complete", rd.Complete,
-			"arrived", rd.Arrived, "deferred", rd.Deferred, "duration", rd.Duration, "p50", rd.P50, "p95", rd.P95)
+			"arrived", rd.Arrived, "deferred", rd.Deferred, "changed", rd.Changed, "duration", rd.Duration, "p50", rd.P50, "p95", rd.P95)
 		res.Rounds = append(res.Rounds, rd)
 	}
 	if err := tr.writeCSV(filepath.Join(b.dir, ArrivalsFile), keys, t0.Add(-cfg.Step), t0.Add(time.Duration(cfg.Rounds+1)*cfg.Step)); err != nil {
