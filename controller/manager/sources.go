@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -39,70 +38,19 @@ func (o *SnapshotObserver) Observe(ctx context.Context, q autoscaler.Query) (gym
 	if err != nil {
 		return gym.Metrics{}, err
 	}
-	keys := make([]telemetry.PodKey, len(q.Pods))
-	for i, p := range q.Pods {
-		keys[i] = telemetry.PodKey{Namespace: q.Namespace, Pod: p}
-	}
-	obs, err := snap.Aggregate(keys, q.Container)
+	obs, err := snap.AggregateStarting(podKeys(q.Namespace, q.Pods), podKeys(q.Namespace, q.Young), q.Container)
 	if err != nil {
-		settled := withoutYoung(keys, q.Young, err)
-		if settled == nil {
-			return gym.Metrics{}, err
-		}
-		if obs, err = snap.Aggregate(settled, q.Container); err != nil {
-			return gym.Metrics{}, err
-		}
+		return gym.Metrics{}, err
 	}
 	return obs.Metrics(len(q.Pods)), nil
 }
 
-// withoutYoung returns keys without the young pods that err says have no
-// data, when that is all err says and a pod remains; otherwise nil.
-func withoutYoung(keys []telemetry.PodKey, young []string, err error) []telemetry.PodKey {
-	if len(young) == 0 {
-		return nil
+func podKeys(namespace string, pods []string) []telemetry.PodKey {
+	keys := make([]telemetry.PodKey, len(pods))
+	for i, p := range pods {
+		keys[i] = telemetry.PodKey{Namespace: namespace, Pod: p}
 	}
-	des, ok := dataErrors(err)
-	if !ok {
-		return nil
-	}
-	drop := map[telemetry.PodKey]bool{}
-	for _, de := range des {
-		if !errors.Is(de.Err, telemetry.ErrNoData) {
-			return nil
-		}
-		for _, p := range de.Pods {
-			if !slices.Contains(young, p.Pod) {
-				return nil
-			}
-			drop[p] = true
-		}
-	}
-	out := slices.DeleteFunc(slices.Clone(keys), func(k telemetry.PodKey) bool { return drop[k] })
-	if len(drop) == 0 || len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// dataErrors returns the *telemetry.DataError leaves of err (Aggregate
-// joins one per metric or exporter); ok is false when err holds anything
-// else.
-func dataErrors(err error) (out []*telemetry.DataError, ok bool) {
-	switch e := err.(type) {
-	case *telemetry.DataError:
-		return []*telemetry.DataError{e}, true
-	case interface{ Unwrap() []error }:
-		for _, x := range e.Unwrap() {
-			des, ok := dataErrors(x)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, des...)
-		}
-		return out, len(out) > 0
-	}
-	return nil, false
+	return keys
 }
 
 func (o *SnapshotObserver) snapshot(ctx context.Context, round time.Time, window time.Duration) (*telemetry.Snapshot, error) {

@@ -70,12 +70,3 @@ func TestSnapshotObserverLeavesOutYoungPodsWithoutData(t *testing.T) {
 		Container: "app", Window: 15 * time.Second, At: at})
 	require.ErrorIs(t, err, telemetry.ErrNoData)
 }
-
-func TestWithoutYoungKeepsOtherErrors(t *testing.T) {
-	keys := []telemetry.PodKey{{Namespace: "ns", Pod: "a"}, {Namespace: "ns", Pod: "b"}}
-	stale := &telemetry.DataError{Err: telemetry.ErrStale, Pods: keys[1:]}
-	assert.Nil(t, withoutYoung(keys, []string{"b"}, stale), "stale data is not a young pod's")
-	assert.Nil(t, withoutYoung(keys, []string{"b"}, assert.AnError))
-	noData := &telemetry.DataError{Err: telemetry.ErrNoData, Pods: keys[1:]}
-	assert.Equal(t, keys[:1], withoutYoung(keys, []string{"b"}, noData))
-}

@@ -23,6 +23,9 @@ type Observation struct {
 	// request metrics (a starting pod): what they have is summed, what
 	// they lack is taken as nothing.
 	Partial []PodKey
+	// Left lists the starting pods (see AggregateStarting) left out for
+	// lack of data; Pods does not count them.
+	Left []PodKey
 
 	CPULimit    float64 // cores per pod, mean over the pods that have one
 	MemoryLimit float64 // bytes per pod, mean over the pods that have one
@@ -103,6 +106,16 @@ type problems struct {
 // is a *DataError naming the metric or exporter and the pods, joined with
 // errors.Join. An empty pod list is ErrNoData.
 func (s *Snapshot) Aggregate(pods []PodKey, container string) (Observation, error) {
+	return s.AggregateStarting(pods, nil, container)
+}
+
+// AggregateStarting is Aggregate where the pods in starting (a subset of
+// pods, e.g. started after the window began) may not have been scraped
+// yet: one that is unknown to the snapshot or lacks a Required metric is
+// left out (listed in Left) instead of failing the aggregation, as the
+// HPA leaves out pods that are starting. Leaving out every pod is
+// ErrNoData.
+func (s *Snapshot) AggregateStarting(pods, starting []PodKey, container string) (Observation, error) {
 	o := Observation{At: s.At, Window: s.Window, Pods: len(pods)}
 	if len(pods) == 0 {
 		return o, &DataError{Err: ErrNoData, Container: container, Detail: "no pods to aggregate"}
@@ -117,14 +130,28 @@ func (s *Snapshot) Aggregate(pods []PodKey, container string) (Observation, erro
 	for _, k := range pods {
 		p := s.Pods[k]
 		if p == nil {
+			if slices.Contains(starting, k) {
+				o.Left = append(o.Left, k)
+				continue
+			}
 			pr.noSeries = append(pr.noSeries, k)
 			continue
 		}
 		c, _ := p.Container(container)
 		has, invalid := p.Has|c.Has, (p.Invalid|c.Invalid)&^(p.Has|c.Has)
 		need := s.Required
-		if has&MetricReady != 0 && !p.Ready && has&usageMetrics&need != usageMetrics&need {
+		partial := has&MetricReady != 0 && !p.Ready && has&usageMetrics&need != usageMetrics&need
+		if partial {
 			need &^= usageMetrics
+		}
+		if need&^has != 0 && slices.Contains(starting, k) {
+			// Its data is not used, but stale data still fails, as for
+			// every pod.
+			s.checkFresh(&pr, &Observation{}, p, has)
+			o.Left = append(o.Left, k)
+			continue
+		}
+		if partial {
 			o.Partial = append(o.Partial, k)
 		}
 		for m := range (need &^ has).each() {
@@ -163,8 +190,12 @@ func (s *Snapshot) Aggregate(pods []PodKey, container string) (Observation, erro
 			hist = addHistogram(hist, p.Latency)
 		}
 	}
+	o.Pods -= len(o.Left)
 	if err := pr.err(container, s.MaxAge); err != nil {
 		return o, err
+	}
+	if o.Pods == 0 {
+		return o, &DataError{Err: ErrNoData, Container: container, Pods: o.Left, Detail: "only starting pods, none with data yet"}
 	}
 	if nCPULimits > 0 {
 		o.CPULimit = cpuLimits / float64(nCPULimits)

@@ -123,6 +123,40 @@ func TestAggregateStartingPod(t *testing.T) {
 	assert.ErrorContains(t, err, "memory limit")
 }
 
+func TestAggregateStartingLeavesOutPodsWithoutData(t *testing.T) {
+	hist := []Bucket{{0.1, 10}, {inf, 10}}
+	a := webPod("web-a", 0.25, 100*mib, 10, hist)
+	b := webPod("web-b", 0.5, 100*mib, 20, hist)
+	b.Containers[0].Has &^= MetricCPUUsage // scraped once, no rate yet
+	gone := PodKey{"apps", "web-new"}      // not scraped at all
+	snap := NewSnapshot(t0, time.Minute, a, b)
+	all := []PodKey{a.Key, b.Key, gone}
+
+	o, err := snap.AggregateStarting(all, []PodKey{b.Key, gone}, "app")
+	require.NoError(t, err)
+	assert.Equal(t, 1, o.Pods)
+	assert.Equal(t, []PodKey{b.Key, gone}, o.Left)
+	assert.InDelta(t, 0.25, o.CPUUsage, 1e-12, "the settled pod's usage only")
+	assert.InDelta(t, 10, o.ArrivalRate, 1e-12)
+	assert.Equal(t, 1, o.ReadyReplicas)
+
+	// A settled pod without data still fails, naming only it.
+	_, err = snap.AggregateStarting(all, []PodKey{gone}, "app")
+	var de *DataError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, &DataError{Err: ErrNoData, Metric: MetricCPUUsage, Container: "app", Pods: []PodKey{b.Key}, Detail: "no series"}, de)
+
+	// Stale data fails for a starting pod too.
+	b.Seen[ExporterKubeState] = t0.Add(-time.Hour)
+	_, err = NewSnapshot(t0, time.Minute, a, b).AggregateStarting(all, []PodKey{b.Key, gone}, "app")
+	require.ErrorIs(t, err, ErrStale)
+
+	// Only starting pods, none with data: nothing to aggregate.
+	_, err = snap.AggregateStarting([]PodKey{gone}, []PodKey{gone}, "app")
+	require.ErrorIs(t, err, ErrNoData)
+	assert.ErrorContains(t, err, "only starting pods")
+}
+
 func TestAggregateErrors(t *testing.T) {
 	hist := []Bucket{{0.1, 10}, {inf, 10}}
 	key := PodKey{"apps", "web-a"}
