@@ -375,11 +375,12 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	}
 	st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(desired), CPU: applied.CPU, Memory: applied.Memory}.Vector(make([]float64, gym.ActDim))
 	m.Status.DesiredReplicas = desired
-	if desired == scale.Spec.Replicas && (!vertical || (pol.Mode != v1alpha1.UpdateModeInPlaceOrRecreate && pol.Mode != v1alpha1.UpdateModeRecreate)) {
+	resize := vertical && (pol.Mode == v1alpha1.UpdateModeInPlaceOrRecreate || pol.Mode == v1alpha1.UpdateModeRecreate)
+	if desired == scale.Spec.Replicas && !resize {
 		return nil, nil
 	}
 	return &plan{mpa: m.DeepCopy(), st: st, pol: pol, container: container,
-		desired: desired, res: res, vertical: vertical, decided: now}, nil
+		desired: desired, res: res, resize: resize, decided: now}, nil
 }
 
 func (r *Reconciler) newRecommender(p Policy) (*mpa.MPA, error) {
@@ -651,6 +652,12 @@ func podResources(p *corev1.Pod, container string, applied bool) (Resources, boo
 }
 
 func (r *Reconciler) setCondition(m *v1alpha1.MultidimPodAutoscaler, typ string, ok bool, reason, msg string) {
+	meta.SetStatusCondition(&m.Status.Conditions, newCondition(m.Generation, typ, ok, reason, msg))
+}
+
+// newCondition is condition typ, True when ok, of generation gen, its
+// message cut to 1024 bytes.
+func newCondition(gen int64, typ string, ok bool, reason, msg string) metav1.Condition {
 	s := metav1.ConditionFalse
 	if ok {
 		s = metav1.ConditionTrue
@@ -659,7 +666,7 @@ func (r *Reconciler) setCondition(m *v1alpha1.MultidimPodAutoscaler, typ string,
 	if len(msg) > maxMsg {
 		msg = msg[:maxMsg]
 	}
-	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: m.Generation})
+	return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen}
 }
 
 func (r *Reconciler) event(m *v1alpha1.MultidimPodAutoscaler, typ, reason, msg string) {

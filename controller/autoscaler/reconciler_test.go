@@ -121,6 +121,14 @@ func (w *world) step(t *testing.T) *v1alpha1.MultidimPodAutoscaler {
 	return m
 }
 
+// drain applies every queued plan now, in the caller (no manager runs the
+// updater's workers in these tests).
+func (u *updater) drain(ctx context.Context) {
+	for u.q.Len() > 0 {
+		u.next(ctx)
+	}
+}
+
 func (w *world) mpa(t *testing.T) *v1alpha1.MultidimPodAutoscaler {
 	var m v1alpha1.MultidimPodAutoscaler
 	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app"}, &m))

@@ -24,11 +24,12 @@ type plan struct {
 	pol       Policy
 	container string
 	// desired is the bounded replica count; res the container's target,
-	// applied to running pods only when vertical; decided the step's time.
-	desired  int32
-	res      Resources
-	vertical bool
-	decided  time.Time
+	// applied to the pods (or the template) only when resize; decided the
+	// step's time.
+	desired int32
+	res     Resources
+	resize  bool
+	decided time.Time
 }
 
 // outcome is what the updater applied; the MPA's next status write
@@ -39,15 +40,7 @@ type outcome struct {
 }
 
 func (o *outcome) set(gen int64, typ string, ok bool, reason, msg string) {
-	s := metav1.ConditionFalse
-	if ok {
-		s = metav1.ConditionTrue
-	}
-	const maxMsg = 1024
-	if len(msg) > maxMsg {
-		msg = msg[:maxMsg]
-	}
-	meta.SetStatusCondition(&o.conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+	meta.SetStatusCondition(&o.conditions, newCondition(gen, typ, ok, reason, msg))
 }
 
 // updater applies the steps' decisions with its own workers, one MPA at a
@@ -107,14 +100,6 @@ func (u *updater) next(ctx context.Context) bool {
 	return true
 }
 
-// drain applies every queued plan now, in the caller (tests, without a
-// manager).
-func (u *updater) drain(ctx context.Context) {
-	for u.q.Len() > 0 {
-		u.next(ctx)
-	}
-}
-
 // actuate applies one decision against the target as it is now: replicas
 // through the scale subresource, resources through applyResources. The
 // outcome goes to the MPA's next status write; failures are retried by
@@ -143,7 +128,7 @@ func (r *Reconciler) actuate(ctx context.Context, p *plan) {
 			r.event(m, corev1.EventTypeNormal, "Scaled", fmt.Sprintf("replicas %d → %d", scale.Spec.Replicas, p.desired))
 		}
 	}
-	if !p.vertical || (p.pol.Mode != v1alpha1.UpdateModeInPlaceOrRecreate && p.pol.Mode != v1alpha1.UpdateModeRecreate) {
+	if !p.resize {
 		return
 	}
 	pods, err := TargetPods(ctx, r.c, m.Namespace, scale.Status.Selector)
@@ -181,7 +166,8 @@ func (r *Reconciler) report(m *v1alpha1.MultidimPodAutoscaler, st *mpaState) out
 		m.Status.LastScaleTime = o.lastScale
 	}
 	for _, c := range o.conditions {
-		r.setCondition(m, c.Type, c.Status == metav1.ConditionTrue, c.Reason, c.Message)
+		c.ObservedGeneration = m.Generation
+		meta.SetStatusCondition(&m.Status.Conditions, c)
 	}
 	return o
 }
