@@ -138,6 +138,28 @@ func (b *bench) healthy() error {
 	}
 }
 
+// poolObjects generates, for the calibration prof, the first n apps of the
+// pool of seed and their
+// objects as the benchmark deploys them: in Namespace, the MPAs with the
+// built-in recommender. The cluster's nodes alternate x86 and Power
+// (cluster.DefaultArchs), as the manifests' node selectors expect.
+func poolObjects(prof *calibration.Profile, n int, seed int64) ([]generator.App, []generator.Objects, error) {
+	opts := generator.DefaultOptions()
+	opts.Apps, opts.Seed = n, seed
+	apps, err := generator.Generate(opts, prof)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scale: %w", err)
+	}
+	mo := generator.ManifestOptions{Namespace: Namespace, Recommender: v1alpha1.DefaultRecommenderName}
+	objs := make([]generator.Objects, len(apps))
+	for i, a := range apps {
+		if objs[i], err = generator.Build(a, mo); err != nil {
+			return nil, nil, fmt.Errorf("scale: %w", err)
+		}
+	}
+	return apps, objs, nil
+}
+
 func (b *bench) run(ctx context.Context) (Result, error) {
 	cfg, log := b.cfg, b.log
 	res := Result{Apps: cfg.Apps, Step: cfg.Step, Targets: cfg.Targets}
@@ -147,16 +169,10 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("scale: %w", err)
 	}
-	opts := generator.DefaultOptions()
-	opts.Apps, opts.Seed = cfg.Apps, cfg.PoolSeed
-	apps, err := generator.Generate(opts, prof)
+	apps, objs, err := poolObjects(prof, cfg.Apps, cfg.PoolSeed)
 	if err != nil {
-		return res, fmt.Errorf("scale: %w", err)
+		return res, err
 	}
-	// The cluster's nodes alternate x86 and Power (cluster.DefaultArchs),
-	// as the manifests' node selectors expect.
-	mo := generator.ManifestOptions{Namespace: Namespace, Recommender: v1alpha1.DefaultRecommenderName}
-	objs := make([]generator.Objects, len(apps))
 	keys := make([]string, len(apps))
 	type demand struct {
 		pods        int
@@ -165,9 +181,6 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	perClass := map[string]*demand{}
 	wantPods, cpu, memory := 0, 0.0, 0.0
 	for i, a := range apps {
-		if objs[i], err = generator.Build(a, mo); err != nil {
-			return res, fmt.Errorf("scale: %w", err)
-		}
 		keys[i] = Namespace + "/" + a.Name()
 		d := perClass[a.Env.NodeClass]
 		if d == nil {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/deploy"
-	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
 	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -114,14 +113,10 @@ func BenchmarkMPAStatusWrite(b *testing.B) {
 func generatedMPAs(b *testing.B, n int) []*v1alpha1.MultidimPodAutoscaler {
 	prof, err := calibration.Default()
 	require.NoError(b, err)
-	opts := generator.DefaultOptions()
-	opts.Apps = n
-	apps, err := generator.Generate(opts, prof)
+	_, objs, err := poolObjects(prof, n, 1)
 	require.NoError(b, err)
 	out := make([]*v1alpha1.MultidimPodAutoscaler, n)
-	for i, a := range apps {
-		o, err := generator.Build(a, generator.ManifestOptions{Namespace: Namespace, Recommender: v1alpha1.DefaultRecommenderName})
-		require.NoError(b, err)
+	for i, o := range objs {
 		out[i] = o.MPA
 	}
 	return out
