@@ -44,8 +44,9 @@ func WithStep(d time.Duration) Option { return func(c *config) { c.step = d } }
 func WithEpisode(n int) Option { return func(c *config) { c.episode = n } }
 
 // WithActuationTimeout bounds the wait for the controller to actuate a
-// step's action, and for the agent stage at Reset (default 3 steps: the
-// controller holds recommendations older than that).
+// step's action, for the agent stage at Reset, and for a measured window
+// after the one due (default 3 steps: the controller holds recommendations
+// older than that).
 func WithActuationTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // WithPollInterval sets how often the target is read while waiting
@@ -397,14 +398,15 @@ func falseConditions(m *v1alpha1.MultidimPodAutoscaler) string {
 
 // observe waits until the window ending at end is complete, then observes
 // it; measurements that are not there yet are retried until a step later.
-// first sets the previous arrival rate to this one (no load change).
+// A window still without them (a missed scrape: Prometheus needs two
+// samples in a window for a rate) gives way to the next one, until the
+// actuation timeout has passed since end; the observation is then of the
+// first window measured. first sets the previous arrival rate to this one
+// (no load change).
 func (e *Env) observe(ctx context.Context, pol autoscaler.Policy, end time.Time, first bool) ([]float64, float64, gym.Info, error) {
-	if err := sleep(ctx, time.Until(end.Add(e.cfg.settle))); err != nil {
-		return nil, 0, gym.Info{}, err
-	}
-	deadline := end.Add(e.cfg.step)
+	giveUp := end.Add(e.cfg.timeout)
 	for {
-		met, err := e.measure(ctx, pol, end)
+		met, err := e.measureWindow(ctx, pol, end)
 		if err == nil {
 			if first {
 				e.prevArrival = met.ArrivalRate
@@ -413,12 +415,30 @@ func (e *Env) observe(ctx context.Context, pol autoscaler.Policy, end time.Time,
 			e.prevArrival = met.ArrivalRate
 			return ev.State, ev.Reward, gym.Info{Metrics: met, SP: ev.SP, SLOViolated: ev.SP < 1}, nil
 		}
-		if ctx.Err() != nil || !time.Now().Before(deadline) {
-			return nil, 0, gym.Info{}, err
+		next := end.Add(e.cfg.step)
+		if ctx.Err() != nil || next.After(giveUp) {
+			return nil, 0, gym.Info{}, fmt.Errorf("%w (no window measured in the %v after it)", err, e.cfg.timeout)
+		}
+		e.cfg.log.Info("window without measurements; observing the next", "mpa", e.key.String(), "end", end, "err", err)
+		end = next
+	}
+}
+
+// measureWindow waits until the window ending at end is complete, then
+// measures it, retrying until a step after end.
+func (e *Env) measureWindow(ctx context.Context, pol autoscaler.Policy, end time.Time) (gym.Metrics, error) {
+	if err := sleep(ctx, time.Until(end.Add(e.cfg.settle))); err != nil {
+		return gym.Metrics{}, err
+	}
+	deadline := end.Add(e.cfg.step)
+	for {
+		met, err := e.measure(ctx, pol, end)
+		if err == nil || ctx.Err() != nil || !time.Now().Before(deadline) {
+			return met, err
 		}
 		e.cfg.log.Debug("measurements not ready; retrying", "mpa", e.key.String(), "err", err)
 		if err := sleep(ctx, e.cfg.poll); err != nil {
-			return nil, 0, gym.Info{}, err
+			return gym.Metrics{}, err
 		}
 	}
 }

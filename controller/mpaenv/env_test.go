@@ -71,7 +71,8 @@ type world struct {
 	mu         sync.Mutex
 	actuatedAt time.Time
 	queries    []autoscaler.Query
-	obsErrs    int // Observe fails this many times first
+	obsErrs    int       // Observe fails this many times first
+	gapUntil   time.Time // Observe fails for windows ending until then
 	act        bool
 }
 
@@ -167,6 +168,9 @@ func (w *world) Observe(_ context.Context, q autoscaler.Query) (gym.Metrics, err
 		w.obsErrs--
 		return gym.Metrics{}, errNoData
 	}
+	if !q.At.After(w.gapUntil) {
+		return gym.Metrics{}, errNoData
+	}
 	n := float64(len(q.Pods))
 	return gym.Metrics{ReadyReplicas: len(q.Pods), CPUUsage: 0.25 * n, MemoryUsage: 256 * gym.MiB * n, MemoryPeak: 256 * gym.MiB,
 		ArrivalRate: 20, ProcessedRate: 20, LatencyP99: 0.04}, nil
@@ -253,10 +257,29 @@ func TestObservationRetriesMissingMeasurements(t *testing.T) {
 	_, _, err := e.Reset(t.Context(), 0)
 	require.NoError(t, err)
 
+	// A window that stays without data (a missed scrape) gives way to
+	// the next one.
+	w.mu.Lock()
+	w.gapUntil = time.Now().Add(step)
+	gap, asked := w.gapUntil, len(w.queries)
+	w.mu.Unlock()
+	_, _, err = e.Reset(t.Context(), 0)
+	require.NoError(t, err)
+	w.mu.Lock()
+	queries := w.queries[asked:]
+	w.mu.Unlock()
+	require.Greater(t, len(queries), 1)
+	assert.False(t, queries[0].At.After(gap), "the first window observed is in the gap")
+	last := queries[len(queries)-1]
+	assert.True(t, last.At.After(gap), "observed the window ending %v, in the gap until %v", last.At, gap)
+	assert.Equal(t, queries[0].At.Add(last.At.Sub(queries[0].At).Truncate(step)), last.At, "windows move by whole steps")
+
+	// Without data for the whole timeout, Reset fails naming the window.
 	w.obsErrs = 1 << 30
 	_, _, err = e.Reset(t.Context(), 0)
 	require.ErrorIs(t, err, errNoData)
 	assert.ErrorContains(t, err, "MPA ns/app: measurements of the step ending")
+	assert.ErrorContains(t, err, "no window measured in the 600ms after it")
 }
 
 func TestErrors(t *testing.T) {
