@@ -97,6 +97,48 @@ func BenchmarkFileAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkInfluxAppend measures InfluxStore's append throughput into a
+// real InfluxDB, with delivery (batches of 1000, the default) included by
+// a Flush at the end: single steps round robin over 1000 apps (the
+// controller's pattern; every Append also writes the journal) and whole
+// episodes per Append.
+func BenchmarkInfluxAppend(b *testing.B) {
+	l := sharedInflux(b)
+	for _, bc := range []struct {
+		name      string
+		perAppend int
+	}{
+		{"1step-sdim10", 1},
+		{"100steps-sdim10", 100},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s, err := trajectory.OpenInflux(context.Background(), l.URL(), b.TempDir(), trajectory.WithDatabase(freshDB()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			src := newStepSource(1000, 10, 100)
+			batch := make([]trajectory.Step, bc.perAppend)
+			a, steps := 0, 0
+			for b.Loop() {
+				for i := range batch {
+					batch[i] = src.step(a)
+				}
+				a = (a + 1) % len(src.apps)
+				if err := s.Append(ctx, batch...); err != nil {
+					b.Fatal(err)
+				}
+				steps += len(batch)
+			}
+			if err := s.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
+}
+
 // BenchmarkFileRead builds a store of 100 apps × 20 episodes × 100 steps
 // and measures reopening it (from segment summaries, and by scanning every
 // segment), the index's memory per episode, and Top(20), the meta

@@ -9,6 +9,6 @@
 // append-only log segments on local disk with an in-memory index of
 // episodes, crash-tolerant and locked against a second process) and
 // InfluxStore (InfluxDB 1.x over its HTTP API, with batched background
-// writes and a durable local spool so that nothing is lost while the
-// database is down).
+// writes, a local journal so that a killed process loses no step, and a
+// durable local spool so that nothing is lost while the database is down).
 package trajectory

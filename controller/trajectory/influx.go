@@ -15,8 +15,10 @@ import (
 )
 
 // InfluxStore is a Store in InfluxDB 1.x, spoken to over its HTTP API
-// (see the schema at measSteps). Append validates and buffers steps in
-// memory; a background flusher sends them in batches (WithBatchSize, or
+// (see the schema at measSteps). Append validates steps, writes them to a
+// journal in the spool directory (see journal: a killed process loses no
+// step; the next open delivers them) and buffers them in memory; a
+// background flusher sends them in batches (WithBatchSize, or
 // every WithFlushInterval). When InfluxDB cannot be reached, answers 5xx,
 // or refuses for reasons of its own state (401, 403, 404 database not
 // found, 408, 429), the batch and everything buffered after it go, in
@@ -45,7 +47,8 @@ type InfluxStore struct {
 	opts options
 	log  *slog.Logger
 	lock *os.File
-	sp   *spool // used by the flusher goroutine only, after open
+	sp   *spool   // used by the flusher goroutine only, after open
+	jr   *journal // under mu
 
 	mu          sync.Mutex
 	tr          index[struct{}] // the last episode of each application
@@ -141,6 +144,11 @@ func OpenInflux(ctx context.Context, baseURL, spoolDir string, opts ...Option) (
 		_ = unlockDir(lock)
 		return nil, fmt.Errorf("open InfluxDB trajectory store: spool %s: %w", spoolDir, err)
 	}
+	if err := s.recoverJournal(); err != nil {
+		s.sp.close()
+		_ = unlockDir(lock)
+		return nil, fmt.Errorf("open InfluxDB trajectory store: %w", err)
+	}
 	s.spooledN = s.sp.count
 	if s.spooledN > 0 {
 		s.log.Info("trajectory spool: steps from an earlier run await delivery", "steps", s.spooledN)
@@ -162,6 +170,27 @@ func OpenInflux(ctx context.Context, baseURL, spoolDir string, opts ...Option) (
 	return s, nil
 }
 
+// recoverJournal moves the steps the journal holds (accepted by an earlier
+// run, perhaps never delivered) to the spool, then removes the journal.
+// Steps newer than what the spool told the tracker become the last known.
+func (s *InfluxStore) recoverJournal() error {
+	jr, steps, ids, err := openJournal(s.dir, s.log, s.opts.segmentSize)
+	if err != nil {
+		return fmt.Errorf("journal in %s: %w", s.dir, err)
+	}
+	s.jr = jr
+	if len(steps) > 0 {
+		if err := s.sp.append(steps); err != nil {
+			return fmt.Errorf("journal in %s: moving %d steps to the spool: %w", s.dir, len(steps), err)
+		}
+		for i := range steps {
+			s.rememberNewer(&steps[i])
+		}
+		s.log.Info("trajectory journal: steps accepted by an earlier run moved to the spool for delivery", "steps", len(steps))
+	}
+	return removeJournal(s.dir, ids)
+}
+
 // misconfigured reports whether an error at open is the caller's to fix
 // (a 4xx answer, a failed statement) rather than an outage.
 func misconfigured(err error) bool {
@@ -181,6 +210,18 @@ func (s *InfluxStore) remember(st *spooled) {
 	a.stateDim, a.actionDim = len(st.State), len(st.Action)
 	a.eps = append(a.eps[:0], entry[struct{}]{meta: meta{episode: st.Episode, start: st.epStart,
 		end: st.Time.UnixNano(), reward: st.epReward, steps: int32(st.T + 1), done: st.Done}})
+}
+
+// rememberNewer is remember unless the tracker knows a later step of the
+// application.
+func (s *InfluxStore) rememberNewer(st *spooled) {
+	if a := s.tr.apps[st.App]; a != nil && len(a.eps) > 0 {
+		m := a.eps[len(a.eps)-1].meta
+		if m.episode > st.Episode || (m.episode == st.Episode && int(m.steps) > st.T+1) {
+			return
+		}
+	}
+	s.remember(st)
 }
 
 // ensureDB creates the database and, if asked, the retention policy.
@@ -273,11 +314,19 @@ func (s *InfluxStore) Append(ctx context.Context, steps ...Step) error {
 	if err != nil {
 		return err
 	}
+	sts := make([]spooled, len(steps))
 	for i := range steps {
-		st := spooled{Step: normalized(&steps[i]), epReward: plan[i].meta.reward, epStart: plan[i].meta.start}
-		s.remember(&st)
-		s.pending = append(s.pending, st)
+		sts[i] = spooled{Step: normalized(&steps[i]), epReward: plan[i].meta.reward, epStart: plan[i].meta.start}
 	}
+	// On disk before Append returns: a killed process loses no step
+	// (see journal).
+	if err := s.jr.write(sts); err != nil {
+		return err
+	}
+	for i := range sts {
+		s.remember(&sts[i])
+	}
+	s.pending = append(s.pending, sts...)
 	if len(s.pending) >= s.opts.batchSize {
 		s.kickFlusher()
 	}
@@ -470,6 +519,8 @@ func (s *InfluxStore) deliver(ctx context.Context, fullOnly bool) error {
 		s.inflight = 0
 		if err != nil {
 			s.pending = append(batch, s.pending...)
+		} else {
+			s.release(batch)
 		}
 		s.mu.Unlock()
 		if err != nil {
@@ -534,6 +585,15 @@ func (s *InfluxStore) spoolPending() {
 	}
 	s.spoolErr = nil
 	s.spooledN = s.sp.count
+	s.release(batch)
+}
+
+// release tells the journal that batch is in InfluxDB or the spool; s.mu
+// is held.
+func (s *InfluxStore) release(batch []spooled) {
+	if err := s.jr.release(batch); err != nil {
+		s.log.Warn("trajectory journal: a delivered segment stays; the next open delivers it again", "err", err)
+	}
 }
 
 // flushResult reports, after a forced round, what is not in InfluxDB.
@@ -805,13 +865,15 @@ func (s *InfluxStore) Close() error {
 	s.spoolPending()
 	s.mu.Lock()
 	lost, spoolErr, spooled := len(s.pending), s.spoolErr, s.spooledN
+	held, jerr := s.jr.close()
 	s.mu.Unlock()
-	err := s.sp.close()
+	err := errors.Join(s.sp.close(), jerr)
 	if spooled > 0 {
 		s.log.Info("trajectory spool: steps await delivery at the next open", "steps", spooled)
 	}
 	if lost > 0 {
-		err = errors.Join(fmt.Errorf("trajectory: %d steps could be neither delivered to InfluxDB nor spooled to %s: %w", lost, s.dir, spoolErr), err)
+		err = errors.Join(fmt.Errorf("trajectory: %d steps could be neither delivered to InfluxDB nor spooled to %s (%d are in its journal, moved to the spool at the next open): %w",
+			lost, s.dir, held, spoolErr), err)
 	}
 	if uerr := unlockDir(s.lock); err == nil {
 		err = uerr

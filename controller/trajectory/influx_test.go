@@ -34,6 +34,9 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(killChildEnv) != "" {
+		os.Exit(killChild())
+	}
 	code := m.Run()
 	if shared.local != nil {
 		if err := shared.local.Stop(); err != nil {
@@ -49,7 +52,7 @@ func TestMain(m *testing.M) {
 
 // skipWithoutInflux skips the test if err says influxd is missing, unless
 // CI=true.
-func skipWithoutInflux(t *testing.T, err error) {
+func skipWithoutInflux(t testing.TB, err error) {
 	t.Helper()
 	if errors.Is(err, influxdb.ErrNoBinary) {
 		clustertest.Missing(t, "%v (apt-get install influxdb)", err)
@@ -57,7 +60,7 @@ func skipWithoutInflux(t *testing.T, err error) {
 }
 
 // sharedInflux returns the package's influxd, started on first use.
-func sharedInflux(t *testing.T) *influxdb.Local {
+func sharedInflux(t testing.TB) *influxdb.Local {
 	t.Helper()
 	shared.once.Do(func() {
 		shared.dir, shared.err = os.MkdirTemp("", "trajectory-influx-")

@@ -104,7 +104,8 @@ func buildOptions(opts []Option) (options, error) {
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithSegmentSize sets the size at which FileStore starts a new log
-// segment (default 64 MiB); it also bounds InfluxStore's spool segments.
+// segment (default 64 MiB); it also bounds InfluxStore's spool and journal
+// segments.
 func WithSegmentSize(bytes int64) Option { return func(o *options) { o.segmentSize = bytes } }
 
 // WithMaxOpenFiles bounds the segment files FileStore keeps open for

@@ -26,6 +26,7 @@ type spooled struct {
 	Step
 	epReward float64 // sum of the episode's rewards up to this step
 	epStart  int64   // Unix ns of the episode's first step
+	jseg     uint32  // the journal segment holding it (0: none)
 }
 
 // spool is InfluxStore's durable queue of steps awaiting delivery: segment
