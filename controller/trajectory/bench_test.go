@@ -71,30 +71,41 @@ func BenchmarkFileAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			ctx := context.Background()
-			src := newStepSource(1000, bc.sdim, 100)
-			batch := make([]trajectory.Step, bc.perAppend)
-			a, calls, steps := 0, 0, 0
-			b.ResetTimer()
-			for b.Loop() {
-				for i := range batch {
-					batch[i] = src.step(a)
-				}
-				a = (a + 1) % len(src.apps)
-				if err := s.Append(ctx, batch...); err != nil {
-					b.Fatal(err)
-				}
-				steps += len(batch)
-				calls++
-				if bc.flushEvery > 0 && calls%bc.flushEvery == 0 {
-					if err := s.Flush(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+			benchAppend(b, s, bc.sdim, bc.perAppend, bc.flushEvery, false)
 		})
 	}
+}
+
+// benchAppend appends perAppend steps per call, round robin over 1000
+// apps with states of sdim values, calling Flush every flushEvery calls
+// (0: never) and, if finalFlush, once at the end, and reports steps/s.
+func benchAppend(b *testing.B, s trajectory.Store, sdim, perAppend, flushEvery int, finalFlush bool) {
+	ctx := context.Background()
+	src := newStepSource(1000, sdim, 100)
+	batch := make([]trajectory.Step, perAppend)
+	a, calls, steps := 0, 0, 0
+	for b.Loop() {
+		for i := range batch {
+			batch[i] = src.step(a)
+		}
+		a = (a + 1) % len(src.apps)
+		if err := s.Append(ctx, batch...); err != nil {
+			b.Fatal(err)
+		}
+		steps += len(batch)
+		calls++
+		if flushEvery > 0 && calls%flushEvery == 0 {
+			if err := s.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if finalFlush {
+		if err := s.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
 }
 
 // BenchmarkInfluxAppend measures InfluxStore's append throughput into a
@@ -117,24 +128,7 @@ func BenchmarkInfluxAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			ctx := context.Background()
-			src := newStepSource(1000, 10, 100)
-			batch := make([]trajectory.Step, bc.perAppend)
-			a, steps := 0, 0
-			for b.Loop() {
-				for i := range batch {
-					batch[i] = src.step(a)
-				}
-				a = (a + 1) % len(src.apps)
-				if err := s.Append(ctx, batch...); err != nil {
-					b.Fatal(err)
-				}
-				steps += len(batch)
-			}
-			if err := s.Flush(ctx); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+			benchAppend(b, s, 10, bc.perAppend, 0, true)
 		})
 	}
 }
