@@ -44,6 +44,19 @@ func NewQuery(namespace string, pods []corev1.Pod, container string, window time
 	return q
 }
 
+// Complete fills in what an observation of a target cannot know: the
+// target's desired replicas, and the per-pod limits cur where the pods
+// report none.
+func Complete(met *gym.Metrics, replicas int32, cur Resources) {
+	met.Replicas = int(replicas)
+	if met.CPULimit == 0 {
+		met.CPULimit = cur.CPU
+	}
+	if met.MemoryLimit == 0 {
+		met.MemoryLimit = cur.Memory
+	}
+}
+
 // Observer reads a target's measurements over the step that just ended.
 // It returns an error when metrics are missing or stale; the controller
 // then holds its decision.

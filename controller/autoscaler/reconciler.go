@@ -292,13 +292,7 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 		return nil, nil
 	}
 	r.setCondition(m, v1alpha1.ConditionMetricsAvailable, true, "MetricsFresh", "the target's metrics are fresh")
-	met.Replicas = int(scale.Spec.Replicas)
-	if met.CPULimit == 0 {
-		met.CPULimit = cur.CPU
-	}
-	if met.MemoryLimit == 0 {
-		met.MemoryLimit = cur.Memory
-	}
+	Complete(&met, scale.Spec.Replicas, cur)
 
 	// The fallback recommendation is computed at every step so that it is
 	// warm whenever it has to act.

@@ -458,13 +458,7 @@ func (e *Env) measure(ctx context.Context, pol autoscaler.Policy, end time.Time)
 	if err != nil {
 		return gym.Metrics{}, fmt.Errorf("mpaenv: MPA %s: measurements of the step ending %s: %w", e.key, end.Format(time.RFC3339), err)
 	}
-	met.Replicas = int(tgt.replicas)
-	if met.CPULimit == 0 {
-		met.CPULimit = tgt.cur.CPU
-	}
-	if met.MemoryLimit == 0 {
-		met.MemoryLimit = tgt.cur.Memory
-	}
+	autoscaler.Complete(&met, tgt.replicas, tgt.cur)
 	return met, nil
 }
 
