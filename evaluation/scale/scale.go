@@ -482,27 +482,11 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 	cfg, pid := b.cfg, b.ctl.Pid()
 	hc := &http.Client{Timeout: 10 * time.Second}
 	t0 := time.Now().Truncate(cfg.Step).Add(cfg.Step)
-	if err := sleepUntil(ctx, t0.Add(-counterLead)); err != nil {
+	r0, err := readAt(ctx, hc, metricsURL, pid, t0)
+	if err != nil {
 		return err
 	}
-	c0, _, err := scrapeCounters(ctx, hc, metricsURL)
-	if err != nil {
-		return fmt.Errorf("scale: %w", err)
-	}
-	if err := sleepUntil(ctx, t0); err != nil {
-		return err
-	}
-	_, cpu0, err := procCPU(pid)
-	start := time.Now()
-	if err != nil {
-		return fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
-	}
-	// The testbed shares the machine: what every process of it used.
-	host0, procs0, err := testbedCPU()
-	if err != nil {
-		return fmt.Errorf("scale: %w", err)
-	}
-	smp := startSampler(pid, start, cpu0)
+	smp := startSampler(pid, r0.at, r0.cpu)
 	defer smp.stop()
 	b.log.Info("bench: measuring", "rounds", cfg.Rounds, "from", t0.Format(time.TimeOnly))
 
@@ -534,28 +518,13 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 	if now := time.Now(); now.After(end) {
 		end = now
 	}
-	if err := sleepUntil(ctx, end.Add(-counterLead)); err != nil {
-		return err
-	}
-	c1, raw, err := scrapeCounters(ctx, hc, metricsURL)
+	r1, err := readAt(ctx, hc, metricsURL, pid, end)
 	if err != nil {
-		return fmt.Errorf("scale: %w", err)
+		return err
 	}
 	// For the analysis of where the time goes: every metric of the
 	// controller (workqueue, client and step histograms) at the end.
-	if err := os.WriteFile(filepath.Join(b.dir, MetricsFile), raw, 0o644); err != nil {
-		return fmt.Errorf("scale: %w", err)
-	}
-	if err := sleepUntil(ctx, end); err != nil {
-		return err
-	}
-	_, cpu1, err := procCPU(pid)
-	stop := time.Now()
-	if err != nil {
-		return fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
-	}
-	host1, procs1, err := testbedCPU()
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(b.dir, MetricsFile), r1.raw, 0o644); err != nil {
 		return fmt.Errorf("scale: %w", err)
 	}
 	mem, err := procMemory(pid)
@@ -566,15 +535,15 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 	if err != nil {
 		return fmt.Errorf("scale: sampling the controller (pid %d): %w", pid, err)
 	}
-	res.Window = stop.Sub(start)
-	res.CPU = (cpu1 - cpu0).Seconds() / res.Window.Seconds()
+	res.Window = r1.at.Sub(r0.at)
+	res.CPU = (r1.cpu - r0.cpu).Seconds() / res.Window.Seconds()
 	res.CPUPeak = cpuPeak
 	res.HostCores = goruntime.NumCPU()
-	res.HostCPU = (host1 - host0).Seconds() / res.Window.Seconds()
-	res.Processes = processCPU(procs0, procs1, pid, res.Window)
+	res.HostCPU = (r1.host - r0.host).Seconds() / res.Window.Seconds()
+	res.Processes = processCPU(r0.procs, r1.procs, pid, res.Window)
 	res.RSSMax, res.HWM = max(rssMax, mem.RSS), mem.HWM
-	d := c1.since(c0)
-	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, c1.Errors, d.Requests, d.Steps
+	d := r1.counters.since(r0.counters)
+	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, r1.counters.Errors, d.Requests, d.Steps
 	res.Actuations, res.Decisions = d.Actuations, d.Decisions
 	if d.Decisions > 0 {
 		res.DelayMean = time.Duration(d.DelaySeconds / d.Decisions * float64(time.Second))
@@ -583,6 +552,43 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 		res.StepMean = time.Duration(d.StepSeconds / d.Steps * float64(time.Second))
 	}
 	return nil
+}
+
+// reading is what the measurement window's figures are differences of,
+// read at its start and at its end.
+type reading struct {
+	counters counters // the controller's
+	raw      []byte   // the controller's metrics page
+	at       time.Time
+	cpu      time.Duration // the controller's CPU time at at
+	host     time.Duration // the machine's busy CPU time
+	procs    map[int]procStat
+}
+
+// readAt scrapes the controller's counters counterLead before t (so that
+// the scrape is done by t), then at t reads the CPU times of the
+// controller (pid), the machine and the testbed, which shares it.
+func readAt(ctx context.Context, hc *http.Client, metricsURL string, pid int, t time.Time) (reading, error) {
+	var r reading
+	if err := sleepUntil(ctx, t.Add(-counterLead)); err != nil {
+		return r, err
+	}
+	var err error
+	if r.counters, r.raw, err = scrapeCounters(ctx, hc, metricsURL); err != nil {
+		return r, fmt.Errorf("scale: %w", err)
+	}
+	if err := sleepUntil(ctx, t); err != nil {
+		return r, err
+	}
+	_, r.cpu, err = procCPU(pid)
+	r.at = time.Now()
+	if err != nil {
+		return r, fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
+	}
+	if r.host, r.procs, err = testbedCPU(); err != nil {
+		return r, fmt.Errorf("scale: %w", err)
+	}
+	return r, nil
 }
 
 // testbedCPU reads the machine's busy CPU time and the CPU time of this
