@@ -24,7 +24,15 @@ type Config struct {
 	App string
 	// MaxInFlight caps concurrently running requests; excess requests get
 	// 503 and are counted as failed with reason "overload". 0 is unlimited.
+	// It counts every request in the server, waiting for a Concurrency slot
+	// or running.
 	MaxInFlight int
+	// Concurrency caps the requests running the application at once; further
+	// requests wait in FIFO order (holding a goroutine and their connection,
+	// not the application's working set) and are not rejected. A waiting
+	// request whose client goes away leaves the queue without running and is
+	// counted as failed with reason "canceled_waiting". 0 is unbounded.
+	Concurrency int
 	// ShutdownTimeout bounds how long in-flight requests may drain on
 	// shutdown before they are cancelled.
 	ShutdownTimeout time.Duration
@@ -63,6 +71,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("maxInFlight: %d must not be negative (0 is unlimited)", c.MaxInFlight))
+	}
+	if c.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("concurrency: %d must not be negative (0 is unbounded)", c.Concurrency))
 	}
 	if c.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("shutdownTimeout: %s must not be negative", c.ShutdownTimeout))

@@ -3,8 +3,10 @@
 // /healthz reports liveness, /readyz reports readiness (true only once the
 // application's setup hooks have completed and until shutdown begins), and
 // /metrics exposes Prometheus metrics on the server's own registry (request
-// duration histogram, received/processed/failed counters, in-flight gauge,
-// GOMAXPROCS, Go runtime and process collectors). Run shuts down gracefully
+// duration histogram, received/processed/failed counters, in-flight and queued
+// gauges, GOMAXPROCS, Go runtime and process collectors). Config.Concurrency
+// bounds the requests running at once; the rest wait in FIFO order. Run
+// shuts down gracefully
 // when its context is cancelled: readiness turns false, the listener stops
 // accepting, in-flight requests drain within a timeout, then the application
 // is torn down and external clients are closed. Child runs a server binary as

@@ -29,6 +29,9 @@ type InvokeResponse struct {
 	Result *segments.Result `json:"result,omitempty"`
 	// DurationSeconds is the time the application ran (0 if it did not run).
 	DurationSeconds float64 `json:"durationSeconds"`
+	// QueueSeconds is the time the request waited for one of the server's
+	// Concurrency slots before running (absent if it did not wait).
+	QueueSeconds float64 `json:"queueSeconds,omitempty"`
 	// Error describes why the request failed.
 	Error string `json:"error,omitempty"`
 }
@@ -38,11 +41,14 @@ type InvokeResponse struct {
 type handler struct {
 	app         string
 	maxInFlight int64
+	slots       *slots // nil: unbounded concurrency
 	m           *metrics
 	log         *slog.Logger
 
-	runner   atomic.Pointer[runnerBox] // nil until setup completes
-	ready    atomic.Bool
+	runner atomic.Pointer[runnerBox] // nil until setup completes
+	ready  atomic.Bool
+	// inFlight counts the requests in the server, waiting or running; it
+	// is what MaxInFlight bounds.
 	inFlight atomic.Int64
 	runs     runGroup
 	errLog   sampler
@@ -50,8 +56,12 @@ type handler struct {
 
 type runnerBox struct{ r Runner }
 
-func newHandler(app string, maxInFlight int, m *metrics, log *slog.Logger) *handler {
-	return &handler{app: app, maxInFlight: int64(maxInFlight), m: m, log: log}
+func newHandler(app string, maxInFlight, concurrency int, m *metrics, log *slog.Logger) *handler {
+	h := &handler{app: app, maxInFlight: int64(maxInFlight), m: m, log: log}
+	if concurrency > 0 {
+		h.slots = newSlots(concurrency)
+	}
+	return h
 }
 
 // setRunner installs the prepared application and marks the server ready.
@@ -99,15 +109,26 @@ func (h *handler) invoke(w http.ResponseWriter, r *http.Request) {
 		h.reject(w, http.StatusServiceUnavailable, ReasonOverload, "overloaded: too many requests in flight")
 		return
 	}
+	queued, err := h.acquire(r.Context())
+	if err != nil {
+		h.inFlight.Add(-1)
+		h.m.failed.WithLabelValues(ReasonCanceledWaiting).Inc()
+		writeJSON(w, StatusClientClosedRequest, InvokeResponse{App: h.app, QueueSeconds: queued.Seconds(),
+			Error: "cancelled while waiting for a concurrency slot: " + err.Error()})
+		return
+	}
 	h.m.inFlight.Inc()
 	start := time.Now()
 	res, err := box.r.Run(r.Context())
 	elapsed := time.Since(start)
+	if h.slots != nil {
+		h.slots.release()
+	}
 	h.m.inFlight.Dec()
 	h.inFlight.Add(-1)
 	h.m.duration.Observe(elapsed.Seconds())
 
-	resp := InvokeResponse{App: h.app, DurationSeconds: elapsed.Seconds()}
+	resp := InvokeResponse{App: h.app, DurationSeconds: elapsed.Seconds(), QueueSeconds: queued.Seconds()}
 	switch {
 	case err == nil:
 		h.m.processed.Inc()
@@ -125,6 +146,20 @@ func (h *handler) invoke(w http.ResponseWriter, r *http.Request) {
 		resp.Error = err.Error()
 		writeJSON(w, http.StatusInternalServerError, resp)
 	}
+}
+
+// acquire takes one of the Concurrency slots, waiting in FIFO order (and
+// in the queued gauge) while all are taken. It returns how long it waited,
+// and ctx's error if the request left the queue without a slot.
+func (h *handler) acquire(ctx context.Context) (time.Duration, error) {
+	if h.slots == nil || h.slots.tryAcquire() {
+		return 0, nil
+	}
+	h.m.queued.Inc()
+	defer h.m.queued.Dec()
+	start := time.Now()
+	err := h.slots.acquire(ctx)
+	return time.Since(start), err
 }
 
 func (h *handler) reject(w http.ResponseWriter, status int, reason, msg string) {

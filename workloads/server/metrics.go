@@ -14,9 +14,12 @@ const (
 	ReasonOverload    = "overload"    // rejected: MaxInFlight requests already running
 	ReasonUnavailable = "unavailable" // rejected: not ready (setting up or shutting down)
 	ReasonCanceled    = "canceled"    // the client went away or the server cancelled the run
+	// ReasonCanceledWaiting: the client went away (or the server shut down)
+	// while the request waited for a Concurrency slot; it never ran.
+	ReasonCanceledWaiting = "canceled_waiting"
 )
 
-var failureReasons = []string{ReasonError, ReasonOverload, ReasonUnavailable, ReasonCanceled}
+var failureReasons = []string{ReasonError, ReasonOverload, ReasonUnavailable, ReasonCanceled, ReasonCanceledWaiting}
 
 // DurationBuckets are the classic buckets of the request duration histogram,
 // covering 1 ms to 10 s; the histogram is also exposed as a native histogram
@@ -33,6 +36,7 @@ type metrics struct {
 	processed prometheus.Counter
 	failed    *prometheus.CounterVec
 	inFlight  prometheus.Gauge
+	queued    prometheus.Gauge
 	ready     prometheus.Gauge
 }
 
@@ -61,12 +65,17 @@ func newMetrics(app string) *metrics {
 		}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "aware_workload_requests_failed_total",
-			Help:        "Requests to /invoke that failed, by reason: error, overload, unavailable, canceled.",
+			Help:        "Requests to /invoke that failed, by reason: error, overload, unavailable, canceled, canceled_waiting.",
 			ConstLabels: labels,
 		}, []string{"reason"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name:        "aware_workload_requests_in_flight",
 			Help:        "Requests currently running the application.",
+			ConstLabels: labels,
+		}),
+		queued: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name:        "aware_workload_requests_queued",
+			Help:        "Requests waiting for one of the server's concurrency slots to run the application.",
 			ConstLabels: labels,
 		}),
 		ready: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -79,7 +88,7 @@ func newMetrics(app string) *metrics {
 		m.failed.WithLabelValues(r)
 	}
 	m.reg.MustRegister(
-		m.duration, m.received, m.processed, m.failed, m.inFlight, m.ready,
+		m.duration, m.received, m.processed, m.failed, m.inFlight, m.queued, m.ready,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "aware_workload_gomaxprocs",
 			Help:        "Effective GOMAXPROCS of the server process.",

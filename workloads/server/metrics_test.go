@@ -33,15 +33,19 @@ func TestMetricsCounters(t *testing.T) {
 	require.Equal(t, 500, status)
 
 	want := `
-# HELP aware_workload_requests_failed_total Requests to /invoke that failed, by reason: error, overload, unavailable, canceled.
+# HELP aware_workload_requests_failed_total Requests to /invoke that failed, by reason: error, overload, unavailable, canceled, canceled_waiting.
 # TYPE aware_workload_requests_failed_total counter
 aware_workload_requests_failed_total{app="light",reason="canceled"} 0
+aware_workload_requests_failed_total{app="light",reason="canceled_waiting"} 0
 aware_workload_requests_failed_total{app="light",reason="error"} 1
 aware_workload_requests_failed_total{app="light",reason="overload"} 0
 aware_workload_requests_failed_total{app="light",reason="unavailable"} 0
 # HELP aware_workload_requests_in_flight Requests currently running the application.
 # TYPE aware_workload_requests_in_flight gauge
 aware_workload_requests_in_flight{app="light"} 0
+# HELP aware_workload_requests_queued Requests waiting for one of the server's concurrency slots to run the application.
+# TYPE aware_workload_requests_queued gauge
+aware_workload_requests_queued{app="light"} 0
 # HELP aware_workload_requests_processed_total Requests to /invoke that ran the application successfully.
 # TYPE aware_workload_requests_processed_total counter
 aware_workload_requests_processed_total{app="light"} 3
@@ -53,7 +57,7 @@ aware_workload_requests_received_total{app="light"} 4
 aware_workload_ready{app="light"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(want),
-		"aware_workload_requests_failed_total", "aware_workload_requests_in_flight",
+		"aware_workload_requests_failed_total", "aware_workload_requests_in_flight", "aware_workload_requests_queued",
 		"aware_workload_requests_processed_total", "aware_workload_requests_received_total",
 		"aware_workload_ready"))
 	assert.Equal(t, uint64(4), histCount(t, s))

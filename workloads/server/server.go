@@ -65,7 +65,7 @@ func New(cfg Config, setup Setup, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	s.m = newMetrics(cfg.App)
-	s.h = newHandler(cfg.App, cfg.MaxInFlight, s.m, s.log)
+	s.h = newHandler(cfg.App, cfg.MaxInFlight, cfg.Concurrency, s.m, s.log)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/invoke", s.h.invoke)
 	s.mux.HandleFunc("/healthz", s.h.healthz)

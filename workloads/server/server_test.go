@@ -242,6 +242,8 @@ func TestNewValidates(t *testing.T) {
 		{"bad addr", Config{App: "a", Addr: "nohost"}, setupOf(&fakeApp{}), []string{`addr: "nohost"`}},
 		{"negatives", Config{App: "a", MaxInFlight: -1, ShutdownTimeout: -1, DrainDelay: -1, GOMAXPROCS: -2, SetupTimeout: -1},
 			setupOf(&fakeApp{}), []string{"maxInFlight: -1", "shutdownTimeout", "drainDelay", "gomaxprocs: -2", "setupTimeout"}},
+		{"negative concurrency", Config{App: "a", Concurrency: -3}, setupOf(&fakeApp{}), []string{"concurrency: -3 must not be negative (0 is unbounded)"}},
+		{"concurrency", Config{App: "a", Concurrency: 4, MaxInFlight: 2}, setupOf(&fakeApp{}), nil},
 		{"nil setup", Config{App: "a"}, nil, []string{"setup must not be nil"}},
 	}
 	for _, tt := range tests {
