@@ -46,13 +46,15 @@ func newSimValidateCmd() *cobra.Command {
 	var fl validateFlags
 	cmd := &cobra.Command{
 		Use:   "validate",
-		Short: "Run generated applications for real and on the simulator, and compare CPU, throughput and p95 latency",
+		Short: "Run generated applications for real and on the simulator, and compare CPU, throughput, p95 latency and memory",
 		Long: `Runs each application as a workload server child process limited to each CPU limit
-(GOMAXPROCS = ceil(limit) and a cgroup CPU quota where the machine allows), replays a window
-of a real trace (../shared/traces; a synthetic day without it) with the load generator on
-loopback, simulates the same application, allocation and per-second load, and prints the
-table and the median absolute percentage errors against the targets (CPU ≤ 15 %,
-throughput ≤ 5 %, p95 latency ≤ 30 %).`,
+(GOMAXPROCS = ceil(limit) and a cgroup CPU quota where the machine allows) with the generated
+app's request concurrency (--concurrency; unbounded for --app files), replays a window of a
+real trace (../shared/traces; a synthetic day without it) with the load generator on
+loopback, simulates the same application, allocation, concurrency and per-second load, and
+prints the table and the median absolute percentage errors against the targets (CPU ≤ 15 %,
+throughput ≤ 5 %, p95 latency ≤ 30 %, memory ≤ 20 %). Real memory is the server process's
+resident set (VmRSS) averaged over the window; simulated memory the pod's working set.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimValidate(cmd, fl) },
 	}
@@ -139,12 +141,12 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	var rows []validation.Row
 	for i, c := range cases {
 		fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s at %.2f cores\n", i+1, len(cases), c.App, c.CPU)
-		row := validation.Row{Case: c, Quota: "-"}
+		row := validation.Row{Case: c, Method: validation.Method{Quota: "-", MemorySource: "-"}}
 		if row.Sim, err = validation.Simulate(ctx, prof, c); err != nil {
 			return err
 		}
 		if !fl.simulateOnly {
-			if row.Real, row.Quota, err = validation.Real(ctx, validation.RealConfig{Exe: exe, Env: childEnv, Dir: dir, Warmup: fl.warmup, Seed: fl.seed}, c); err != nil {
+			if row.Real, row.Method, err = validation.Real(ctx, validation.RealConfig{Exe: exe, Env: childEnv, Dir: dir, Warmup: fl.warmup, Seed: fl.seed}, c); err != nil {
 				return err
 			}
 		}
@@ -152,10 +154,11 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	}
 	var md strings.Builder
 	if fl.simulateOnly {
-		fmt.Fprintln(&md, "| app | CPU limit | trace | sim CPU (cores) | sim throughput | sim p95 (ms) |")
-		fmt.Fprintln(&md, "|---|---|---|---|---|---|")
+		fmt.Fprintln(&md, "| app | CPU limit | trace | sim CPU (cores) | sim throughput | sim p95 (ms) | concurrency | sim memory (MiB) |")
+		fmt.Fprintln(&md, "|---|---|---|---|---|---|---|---|")
 		for _, r := range rows {
-			fmt.Fprintf(&md, "| %s | %.2f | %s | %.3f | %.1f | %.2f |\n", r.Case.App, r.Case.CPU, r.Case.Trace, r.Sim.CPU, r.Sim.Throughput, 1e3*r.Sim.P95)
+			fmt.Fprintf(&md, "| %s | %.2f | %s | %.3f | %.1f | %.2f | %d | %.1f |\n", r.Case.App, r.Case.CPU, r.Case.Trace,
+				r.Sim.CPU, r.Sim.Throughput, 1e3*r.Sim.P95, r.Case.Concurrency, r.Sim.Memory/(1<<20))
 		}
 	} else if err := validation.WriteMarkdown(&md, rows); err != nil {
 		return err
@@ -206,7 +209,7 @@ func validationPicks(fl validateFlags, prof *calibration.Profile) ([]validation.
 		return nil, err
 	}
 	for _, a := range apps {
-		picks = append(picks, validation.Pick{Name: a.Name(), Chain: a.Spec.Segments})
+		picks = append(picks, validation.Pick{Name: a.Name(), Chain: a.Spec.Segments, Concurrency: a.Concurrency})
 	}
 	return picks, nil
 }

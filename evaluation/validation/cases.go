@@ -69,6 +69,9 @@ func SyntheticSource(seed uint64) (Source, error) {
 type Pick struct {
 	Name  string
 	Chain []segments.Spec
+	// Concurrency is the server's request slots (generator.App.Concurrency;
+	// 0 is unbounded).
+	Concurrency int
 }
 
 // Plan says which allocations and loads to run.
@@ -114,7 +117,7 @@ func Cases(prof *calibration.Profile, picks []Pick, sources []Source, p Plan) ([
 			for k := range w {
 				w[k] *= rate
 			}
-			out = append(out, Case{App: pk.Name, Chain: pk.Chain, CPU: cpu, Rates: w, Trace: src.Name})
+			out = append(out, Case{App: pk.Name, Chain: pk.Chain, CPU: cpu, Rates: w, Trace: src.Name, Concurrency: pk.Concurrency})
 		}
 	}
 	return out, nil

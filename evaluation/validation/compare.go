@@ -25,6 +25,9 @@ type Case struct {
 	Rates []float64
 	// Trace names where Rates came from, for the table.
 	Trace string
+	// Concurrency is how many requests the server runs at once (its
+	// --concurrency; the simulated app's too); 0 is unbounded.
+	Concurrency int
 }
 
 // MeanRate is the mean of c.Rates in requests/s.
@@ -36,23 +39,34 @@ func (c Case) MeanRate() float64 {
 	return sum / float64(len(c.Rates))
 }
 
-// Measured is what a run reports, real or simulated.
+// Measured is what a run reports, real or simulated; as errors (Row.Errors,
+// Summary, Targets) each field is a fraction instead.
 type Measured struct {
 	CPU        float64 // cores, mean over the window
 	Throughput float64 // completed requests/s
 	P95        float64 // seconds
+	// Memory is the server's (the pod's) working set in bytes, mean over the
+	// window.
+	Memory float64
+}
+
+// Method says how a real run was limited and measured.
+type Method struct {
+	// Quota says how the real run's CPU was limited.
+	Quota string
+	// MemorySource says what the real memory figure is.
+	MemorySource string
 }
 
 // Row is one compared case.
 type Row struct {
 	Case Case
-	// Quota says how the real run's CPU was limited.
-	Quota     string
+	Method
 	Real, Sim Measured
 }
 
 // Errors are absolute percentage errors of the simulation against reality.
-func (r Row) Errors() (cpu, throughput, p95 float64) {
+func (r Row) Errors() Measured {
 	ape := func(sim, real float64) float64 {
 		if real == 0 {
 			if sim == 0 {
@@ -62,22 +76,30 @@ func (r Row) Errors() (cpu, throughput, p95 float64) {
 		}
 		return math.Abs(sim-real) / real
 	}
-	return ape(r.Sim.CPU, r.Real.CPU), ape(r.Sim.Throughput, r.Real.Throughput), ape(r.Sim.P95, r.Real.P95)
+	return Measured{
+		CPU:        ape(r.Sim.CPU, r.Real.CPU),
+		Throughput: ape(r.Sim.Throughput, r.Real.Throughput),
+		P95:        ape(r.Sim.P95, r.Real.P95),
+		Memory:     ape(r.Sim.Memory, r.Real.Memory),
+	}
 }
 
 // Targets are the accepted median absolute percentage errors.
-var Targets = Measured{CPU: 0.15, Throughput: 0.05, P95: 0.30}
+var Targets = Measured{CPU: 0.15, Throughput: 0.05, P95: 0.30, Memory: 0.20}
 
 // Simulate runs c on the simulator with one-second steps and no
-// measurement noise: one pod, warm, with c.CPU cores and ample memory.
+// measurement noise: one pod, warm, with c.CPU cores, c.Concurrency request
+// slots and ample memory. Memory is the pod's working set (MemoryUsage per
+// ready pod) averaged over the steps.
 func Simulate(ctx context.Context, prof *calibration.Profile, c Case, opts ...sim.Option) (Measured, error) {
 	if len(c.Rates) == 0 {
 		return Measured{}, fmt.Errorf("case %s: no load", c.App)
 	}
 	app := sim.App{
 		Name: c.App, Chain: c.Chain, Speed: 1,
-		Load:    sim.Load{Shape: c.Rates, Scale: 1},
-		Initial: sim.Allocation{Replicas: 1, CPU: c.CPU, Memory: 8192 * gym.MiB},
+		Load:        sim.Load{Shape: c.Rates, Scale: 1},
+		Initial:     sim.Allocation{Replicas: 1, CPU: c.CPU, Memory: 8192 * gym.MiB},
+		Concurrency: c.Concurrency,
 	}
 	b := gym.Bounds{MinReplicas: 1, MaxReplicas: 1, MinCPU: 0.01, MaxCPU: 64, MinMemory: gym.MiB, MaxMemory: 8192 * gym.MiB}
 	opts = append([]sim.Option{sim.WithStep(time.Second), sim.WithBounds(b), sim.WithWorkers(1)}, opts...)
@@ -85,7 +107,7 @@ func Simulate(ctx context.Context, prof *calibration.Profile, c Case, opts ...si
 	if err != nil {
 		return Measured{}, fmt.Errorf("case %s: %w", c.App, err)
 	}
-	var cpu, done float64
+	var cpu, done, mem float64
 	steps := make([]gym.Metrics, 0, len(c.Rates))
 	for range c.Rates {
 		cl.Set(0, app.Initial)
@@ -95,10 +117,13 @@ func Simulate(ctx context.Context, prof *calibration.Profile, c Case, opts ...si
 		m := cl.Metrics(0)
 		cpu += m.CPUUsage
 		done += m.ProcessedRate
+		if m.ReadyReplicas > 0 {
+			mem += m.MemoryUsage / float64(m.ReadyReplicas)
+		}
 		steps = append(steps, m)
 	}
 	n := float64(len(c.Rates))
-	return Measured{CPU: cpu / n, Throughput: done / n, P95: mixtureQuantile(steps, 0.95)}, nil
+	return Measured{CPU: cpu / n, Throughput: done / n, P95: mixtureQuantile(steps, 0.95), Memory: mem / n}, nil
 }
 
 // mixtureQuantile is the q-quantile of the latency of every request of the
@@ -147,12 +172,12 @@ func mixtureQuantile(steps []gym.Metrics, q float64) float64 {
 
 // Summary holds the median absolute percentage errors of rows.
 func Summary(rows []Row) Measured {
-	var c, t, p []float64
+	var c, t, p, m []float64
 	for _, r := range rows {
-		a, b, d := r.Errors()
-		c, t, p = append(c, a), append(t, b), append(p, d)
+		e := r.Errors()
+		c, t, p, m = append(c, e.CPU), append(t, e.Throughput), append(p, e.P95), append(m, e.Memory)
 	}
-	return Measured{CPU: median(c), Throughput: median(t), P95: median(p)}
+	return Measured{CPU: median(c), Throughput: median(t), P95: median(p), Memory: median(m)}
 }
 
 func median(x []float64) float64 {
@@ -170,14 +195,19 @@ func median(x []float64) float64 {
 // WriteMarkdown prints the table, the medians and whether each meets its
 // target.
 func WriteMarkdown(w io.Writer, rows []Row) error {
-	fmt.Fprintln(w, "| app | chain | CPU limit | quota | trace | rate req/s | CPU real / sim (cores) | err | throughput real / sim | err | p95 real / sim (ms) | err |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| app | chain | CPU limit | concurrency | quota | trace | rate req/s | CPU real / sim (cores) | err | throughput real / sim | err | p95 real / sim (ms) | err | memory | memory real / sim (MiB) | err |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	const mib = 1 << 20
 	for _, r := range rows {
-		ec, et, ep := r.Errors()
-		fmt.Fprintf(w, "| %s | %s | %.2f | %s | %s | %.1f | %.3f / %.3f | %.1f%% | %.1f / %.1f | %.1f%% | %.2f / %.2f | %.1f%% |\n",
-			r.Case.App, segments.FormatChain(r.Case.Chain), r.Case.CPU, r.Quota, r.Case.Trace, r.Case.MeanRate(),
-			r.Real.CPU, r.Sim.CPU, 100*ec, r.Real.Throughput, r.Sim.Throughput, 100*et,
-			1e3*r.Real.P95, 1e3*r.Sim.P95, 100*ep)
+		e := r.Errors()
+		conc := "unbounded"
+		if r.Case.Concurrency > 0 {
+			conc = fmt.Sprint(r.Case.Concurrency)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.2f | %s | %s | %s | %.1f | %.3f / %.3f | %.1f%% | %.1f / %.1f | %.1f%% | %.2f / %.2f | %.1f%% | %s | %.1f / %.1f | %.1f%% |\n",
+			r.Case.App, segments.FormatChain(r.Case.Chain), r.Case.CPU, conc, r.Quota, r.Case.Trace, r.Case.MeanRate(),
+			r.Real.CPU, r.Sim.CPU, 100*e.CPU, r.Real.Throughput, r.Sim.Throughput, 100*e.Throughput,
+			1e3*r.Real.P95, 1e3*r.Sim.P95, 100*e.P95, r.MemorySource, r.Real.Memory/mib, r.Sim.Memory/mib, 100*e.Memory)
 	}
 	s := Summary(rows)
 	ok := func(v, t float64) string {
@@ -186,8 +216,8 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 		}
 		return "misses"
 	}
-	_, err := fmt.Fprintf(w, "\nMedian absolute percentage error over %d runs: CPU %.1f%% (target ≤ %.0f%%: %s), throughput %.1f%% (≤ %.0f%%: %s), p95 latency %.1f%% (≤ %.0f%%: %s).\n",
+	_, err := fmt.Fprintf(w, "\nMedian absolute percentage error over %d runs: CPU %.1f%% (target ≤ %.0f%%: %s), throughput %.1f%% (≤ %.0f%%: %s), p95 latency %.1f%% (≤ %.0f%%: %s), memory %.1f%% (≤ %.0f%%: %s).\n",
 		len(rows), 100*s.CPU, 100*Targets.CPU, ok(s.CPU, Targets.CPU), 100*s.Throughput, 100*Targets.Throughput, ok(s.Throughput, Targets.Throughput),
-		100*s.P95, 100*Targets.P95, ok(s.P95, Targets.P95))
+		100*s.P95, 100*Targets.P95, ok(s.P95, Targets.P95), 100*s.Memory, 100*Targets.Memory, ok(s.Memory, Targets.Memory))
 	return err
 }

@@ -31,21 +31,28 @@ type RealConfig struct {
 	Seed uint64
 }
 
+// rssInterval is how often Real samples the server's resident set.
+const rssInterval = 100 * time.Millisecond
+
 // Real runs c for real: a workload server child with GOMAXPROCS =
-// ceil(CPU) and, where the machine allows, a cgroup CPU quota of CPU
-// cores; the load generator replays c.Rates open loop. It returns what was
-// measured and how the CPU was limited.
-func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, string, error) {
+// ceil(CPU), --concurrency c.Concurrency and, where the machine allows, a
+// cgroup CPU quota of CPU cores; the load generator replays c.Rates open
+// loop. It returns what was measured (memory: the child's VmRSS sampled
+// every 100 ms over the replayed window and averaged) and how.
+func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, Method, error) {
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-%dm", c.App, int(math.Round(c.CPU*1000))))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Measured{}, "", err
+		return Measured{}, Method{}, err
 	}
 	spec := app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: c.App, Seed: int64(cfg.Seed), Segments: c.Chain}
 	procs := int(math.Max(1, math.Ceil(c.CPU-1e-9)))
-	child, err := server.StartApp(cfg.Exe, spec, dir, "", []string{"--gomaxprocs", strconv.Itoa(procs)},
-		localproc.WithEnv(append(os.Environ(), cfg.Env...)))
+	args := []string{"--gomaxprocs", strconv.Itoa(procs)}
+	if c.Concurrency > 0 {
+		args = append(args, "--concurrency", strconv.Itoa(c.Concurrency))
+	}
+	child, err := server.StartApp(cfg.Exe, spec, dir, "", args, localproc.WithEnv(append(os.Environ(), cfg.Env...)))
 	if err != nil {
-		return Measured{}, "", err
+		return Measured{}, Method{}, err
 	}
 	var quota *cpuQuota
 	defer func() {
@@ -55,9 +62,10 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, string, error)
 		_ = quota.remove()
 	}()
 	if err := child.WaitReady(ctx, 2*time.Minute); err != nil {
-		return Measured{}, "", fmt.Errorf("%s: %w\n%s", c.App, err, child.LogTail())
+		return Measured{}, Method{}, fmt.Errorf("%s: %w\n%s", c.App, err, child.LogTail())
 	}
-	quota, desc := limitCPU(child.Pid(), c.CPU, fmt.Sprintf("aware-validate-%d-%s", os.Getpid(), filepath.Base(dir)))
+	quota, qdesc := limitCPU(child.Pid(), c.CPU, fmt.Sprintf("aware-validate-%d-%s", os.Getpid(), filepath.Base(dir)))
+	desc := Method{Quota: qdesc, MemorySource: MemoryVmRSS}
 
 	gen, err := loadgen.New(child.URL()+"/invoke", loadgen.WithTimeout(30*time.Second), loadgen.WithMaxOutstanding(20000))
 	if err != nil {
@@ -85,9 +93,14 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, string, error)
 	if err != nil {
 		return Measured{}, desc, err
 	}
+	rss := sampleRSS(child.Pid(), rssInterval)
 	rep, err := gen.Run(ctx, sched)
+	mem, rssErr := rss.mean()
 	if err != nil {
 		return Measured{}, desc, fmt.Errorf("%s: replay: %w", c.App, err)
+	}
+	if rssErr != nil {
+		return Measured{}, desc, fmt.Errorf("%s: resident set: %w", c.App, rssErr)
 	}
 	cpu1, err := processCPU(child.Pid())
 	if err != nil {
@@ -97,5 +110,5 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, string, error)
 		fmt.Fprintf(os.Stderr, "%s at %.2f cores: %d failed, %d dropped (%v)\n", c.App, c.CPU, rep.Failed, rep.Dropped, rep.Errors)
 	}
 	secs := rep.Duration.Seconds()
-	return Measured{CPU: (cpu1 - cpu0) / secs, Throughput: float64(rep.Completed) / secs, P95: rep.Latency.P95.Seconds()}, desc, nil
+	return Measured{CPU: (cpu1 - cpu0) / secs, Throughput: float64(rep.Completed) / secs, P95: rep.Latency.P95.Seconds(), Memory: mem}, desc, nil
 }

@@ -39,9 +39,38 @@ func TestSimulateConstantLoad(t *testing.T) {
 	assert.InDelta(t, 100*m.CPU+0.002, got.CPU, 1e-9)
 	assert.InDelta(t, 100, got.Throughput, 1e-9)
 	assert.GreaterOrEqual(t, got.P95, m.P95)
+	assert.GreaterOrEqual(t, got.Memory, m.BaseMemory, "a pod's working set is at least its base")
+	assert.Less(t, got.Memory, m.BaseMemory+m.MemoryPerRequest, "at 4 % utilisation about one request is in the pod")
 
 	_, err = Simulate(context.Background(), prof, Case{App: "x", Chain: chain, CPU: 1})
 	assert.ErrorContains(t, err, "no load")
+}
+
+// The simulated server runs at most c.Concurrency requests at once: with
+// four slots, 100 ms requests complete at most 40 times a second, and the
+// pod holds the working sets of the four running.
+func TestSimulateConcurrency(t *testing.T) {
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	chain := []segments.Spec{{Name: "sleep", Size: 100}, {Name: "matMul", Size: 100}}
+	m, err := sim.NewModel(prof, chain, 1, sim.DefaultOverheads())
+	require.NoError(t, err)
+	tests := []struct {
+		name           string
+		concurrency    int
+		wantThroughput float64
+	}{
+		{"unbounded", 0, 300},
+		{"four slots", 4, 4 / m.P50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Simulate(context.Background(), prof, Case{App: "x", Chain: chain, CPU: 1, Rates: constant(300, 10), Concurrency: tt.concurrency})
+			require.NoError(t, err)
+			assert.InEpsilon(t, tt.wantThroughput, got.Throughput, 0.02)
+			assert.GreaterOrEqual(t, got.Memory, m.BaseMemory+3*m.MemoryPerRequest, "at least four requests' working sets")
+		})
+	}
 }
 
 func TestMixtureQuantile(t *testing.T) {
@@ -56,21 +85,38 @@ func TestMixtureQuantile(t *testing.T) {
 }
 
 func TestSummaryAndTable(t *testing.T) {
+	const mib = 1 << 20
 	rows := []Row{
-		{Case: Case{App: "a", CPU: 1, Rates: constant(10, 2)}, Real: Measured{CPU: 1, Throughput: 10, P95: 0.1}, Sim: Measured{CPU: 1.1, Throughput: 10, P95: 0.2}},
-		{Case: Case{App: "b", CPU: 1, Rates: constant(10, 2)}, Real: Measured{CPU: 1, Throughput: 10, P95: 0.1}, Sim: Measured{CPU: 0.8, Throughput: 9, P95: 0.1}},
-		{Case: Case{App: "c", CPU: 1, Rates: constant(10, 2)}, Real: Measured{CPU: 1, Throughput: 10, P95: 0.1}, Sim: Measured{CPU: 1, Throughput: 10, P95: 0.12}},
+		{Case: Case{App: "a", CPU: 1, Rates: constant(10, 2), Concurrency: 4}, Method: Method{Quota: "q", MemorySource: MemoryVmRSS},
+			Real: Measured{CPU: 1, Throughput: 10, P95: 0.1, Memory: 40 * mib}, Sim: Measured{CPU: 1.1, Throughput: 10, P95: 0.2, Memory: 30 * mib}},
+		{Case: Case{App: "b", CPU: 1, Rates: constant(10, 2)}, Method: Method{Quota: "q", MemorySource: MemoryVmRSS},
+			Real: Measured{CPU: 1, Throughput: 10, P95: 0.1, Memory: 40 * mib}, Sim: Measured{CPU: 0.8, Throughput: 9, P95: 0.1, Memory: 44 * mib}},
+		{Case: Case{App: "c", CPU: 1, Rates: constant(10, 2)}, Method: Method{Quota: "q", MemorySource: MemoryVmRSS},
+			Real: Measured{CPU: 1, Throughput: 10, P95: 0.1, Memory: 40 * mib}, Sim: Measured{CPU: 1, Throughput: 10, P95: 0.12, Memory: 40 * mib}},
 	}
 	s := Summary(rows)
 	assert.InDelta(t, 0.1, s.CPU, 1e-9)
 	assert.InDelta(t, 0, s.Throughput, 1e-9)
 	assert.InDelta(t, 0.2, s.P95, 1e-9)
+	assert.InDelta(t, 0.1, s.Memory, 1e-9)
 	var b strings.Builder
 	require.NoError(t, WriteMarkdown(&b, rows))
 	assert.Contains(t, b.String(), "CPU 10.0% (target ≤ 15%: meets)")
 	assert.Contains(t, b.String(), "p95 latency 20.0% (≤ 30%: meets)")
-	_, _, p := Row{Real: Measured{}, Sim: Measured{P95: 1}}.Errors()
-	assert.Equal(t, 1.0, p, "a simulated value against a zero measurement is a 100 % error")
+	assert.Contains(t, b.String(), "memory 10.0% (≤ 20%: meets).")
+	assert.Contains(t, b.String(), "| a |  | 1.00 | 4 | q |")
+	assert.Contains(t, b.String(), "| VmRSS | 40.0 / 30.0 | 25.0% |")
+	assert.Contains(t, b.String(), "| b |  | 1.00 | unbounded | q |")
+	e := Row{Real: Measured{}, Sim: Measured{P95: 1}}.Errors()
+	assert.Equal(t, 1.0, e.P95, "a simulated value against a zero measurement is a 100 % error")
+	assert.Zero(t, e.Memory)
+
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, rows[1:2]))
+	assert.Contains(t, b.String(), "memory 10.0% (≤ 20%: meets)")
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, rows[:1]))
+	assert.Contains(t, b.String(), "memory 25.0% (≤ 20%: misses)")
 }
 
 func TestCases(t *testing.T) {
@@ -78,7 +124,7 @@ func TestCases(t *testing.T) {
 	require.NoError(t, err)
 	src, err := SyntheticSource(3)
 	require.NoError(t, err)
-	picks := []Pick{{"a", []segments.Spec{{Name: "matMul", Size: 100}}}, {"b", []segments.Spec{{Name: "json2yaml", Size: 250}}}}
+	picks := []Pick{{"a", []segments.Spec{{Name: "matMul", Size: 100}}, 6}, {"b", []segments.Spec{{Name: "json2yaml", Size: 250}}, 0}}
 	plan := Plan{CPUs: []float64{0.5, 1}, Utilisations: []float64{0.6, 0.4}, Window: 20 * time.Second, MaxRate: 1000, Seed: 9}
 	cs, err := Cases(prof, picks, []Source{src}, plan)
 	require.NoError(t, err)
@@ -93,6 +139,8 @@ func TestCases(t *testing.T) {
 	}
 	assert.InEpsilon(t, 0.6*0.5/m.CPU, mean, 1e-9, "the window is scaled to the planned utilisation")
 	assert.LessOrEqual(t, cs[3].Rates[0], 1000*20.0)
+	assert.Equal(t, []int{6, 6, 0, 0}, []int{cs[0].Concurrency, cs[1].Concurrency, cs[2].Concurrency, cs[3].Concurrency},
+		"each case runs with its application's concurrency")
 
 	_, err = Cases(prof, picks, nil, plan)
 	assert.ErrorContains(t, err, "no load sources")
@@ -121,6 +169,29 @@ func TestProcessCPU(t *testing.T) {
 	assert.Error(t, err)
 }
 
+func TestProcessRSS(t *testing.T) {
+	before, err := processRSS(os.Getpid())
+	require.NoError(t, err)
+	assert.Greater(t, before, float64(1<<20), "a Go test binary holds more than a MiB")
+	hold := make([]byte, 64<<20)
+	for i := range hold {
+		hold[i] = byte(i)
+	}
+	after, err := processRSS(os.Getpid())
+	require.NoError(t, err)
+	assert.Greater(t, after-before, float64(60<<20), "touched pages are resident")
+	_ = hold[len(hold)-1]
+	_, err = processRSS(1 << 30)
+	assert.Error(t, err)
+
+	s := sampleRSS(os.Getpid(), time.Millisecond)
+	mean, err := s.mean()
+	require.NoError(t, err)
+	assert.Greater(t, mean, before/2)
+	_, err = sampleRSS(1<<30, time.Millisecond).mean()
+	assert.Error(t, err, "a process that is gone is an error")
+}
+
 // TestRealAgainstSimulator runs the whole path for real: the aware binary
 // serves a light application under a CPU limit while the load generator
 // replays a constant load, and the simulator's CPU and throughput must be
@@ -135,15 +206,17 @@ func TestRealAgainstSimulator(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	prof, err := calibration.Default()
 	require.NoError(t, err)
-	c := Case{App: "smoke", Chain: []segments.Spec{{Name: "matMul", Size: 100}}, CPU: 0.5, Rates: constant(200, 5), Trace: "constant"}
+	c := Case{App: "smoke", Chain: []segments.Spec{{Name: "matMul", Size: 100}}, CPU: 0.5, Rates: constant(200, 5), Trace: "constant", Concurrency: 4}
 	ctx := context.Background()
-	real, quota, err := Real(ctx, RealConfig{Exe: exe, Dir: t.TempDir(), Warmup: time.Second, Seed: 1}, c)
+	real, method, err := Real(ctx, RealConfig{Exe: exe, Dir: t.TempDir(), Warmup: time.Second, Seed: 1}, c)
 	require.NoError(t, err)
-	t.Logf("quota: %s; real %+v", quota, real)
+	t.Logf("method: %+v; real %+v", method, real)
+	assert.Equal(t, MemoryVmRSS, method.MemorySource)
 	simulated, err := Simulate(ctx, prof, c)
 	require.NoError(t, err)
-	row := Row{Case: c, Quota: quota, Real: real, Sim: simulated}
-	cpu, tput, _ := row.Errors()
-	assert.Less(t, tput, 0.05, "throughput: real %g, sim %g", real.Throughput, simulated.Throughput)
-	assert.Less(t, cpu, 0.5, "CPU: real %g, sim %g", real.CPU, simulated.CPU)
+	row := Row{Case: c, Method: method, Real: real, Sim: simulated}
+	e := row.Errors()
+	assert.Less(t, e.Throughput, 0.05, "throughput: real %g, sim %g", real.Throughput, simulated.Throughput)
+	assert.Less(t, e.CPU, 0.5, "CPU: real %g, sim %g", real.CPU, simulated.CPU)
+	assert.Positive(t, real.Memory, "the server's resident set is sampled")
 }
