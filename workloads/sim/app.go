@@ -42,6 +42,9 @@ type App struct {
 	SLO     gym.SLO
 	Load    Load
 	Initial Allocation
+	// Concurrency is how many requests a pod's server runs at once; the
+	// rest wait in its queue holding little memory (0: unbounded).
+	Concurrency int
 }
 
 // Validate names the first problem of a.
@@ -67,6 +70,9 @@ func (a App) Validate() error {
 	}
 	if a.Load.Offset < 0 || !(a.Load.Scale >= 0) {
 		errs = append(errs, fmt.Errorf("load: offset %d and scale %g must not be negative", a.Load.Offset, a.Load.Scale))
+	}
+	if a.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("concurrency: %d must not be negative (0 is unbounded)", a.Concurrency))
 	}
 	if a.Initial.Replicas < 1 || !(a.Initial.CPU > 0) || !(a.Initial.Memory > 0) {
 		errs = append(errs, fmt.Errorf("initial: %+v needs a replica and positive limits", a.Initial))
@@ -184,14 +190,14 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 		pods = 0
 	}
 
-	// Arrivals, capacity, backlog and timeouts.
+	// Arrivals, capacity, backlog and timeouts. A pod completes at most
+	// limit/C requests/s on its cores and k/(mean service) in its k slots.
 	lambda := a.Load.At(s.t)
 	arrived := lambda * dt
+	k := slots(a.Concurrency)
 	mu := 0.0 // requests/s the serving pods can complete
-	if pods > 0 && m.CPU > 0 {
-		mu = pods * limit / m.CPU
-	} else if pods > 0 {
-		mu = math.Inf(1)
+	if pods > 0 {
+		mu = math.Min(pods*limit/m.CPU, pods*k/m.P50)
 	}
 	demand := arrived + s.backlog
 	done := math.Min(demand, mu*dt)
@@ -212,52 +218,21 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 	if pods > 0 {
 		perPod = done / dt / pods
 	}
-	alone := throttled(m.CPU, limit)
-	thr := alone - m.CPU
-	pw, wq := queueWait(math.Max(1, limit), rho, m.CV2)
-	wq *= alone
-	// Near saturation the stationary formula overstates a queue that has
-	// only the step to build up: cap the mean number waiting at the
-	// expected height of a driftless reflected random walk over the step,
-	// sqrt(2λT(1+cs²)/π) (heavy-traffic diffusion, Poisson arrivals).
-	if perPod > 0 && wq > 0 {
-		if capW := math.Sqrt(2*perPod*dt*(1+m.CV2)/math.Pi) / perPod; wq > capW {
-			wq = capW
-		}
-	}
-	wq *= c.delayShape
+	d := newDelays(m, limit, rho, perPod, dt, c.delayShape)
 	var wlo, whi float64 // the backlog's wait rises or falls linearly over the step
 	if mu > 0 && !math.IsInf(mu, 1) {
 		wlo, whi = math.Min(s.backlog, left)/mu, math.Max(s.backlog, left)/mu
 	}
-	// Under a quota below one core, a period whose arrivals need more CPU
-	// than the quota throttles the pod: requests arriving after the quota
-	// is spent wait, uniformly, up to the rest of the period.
-	var pt, gap float64
-	if limit < 1 && perPod > 0 {
-		lp := perPod * cfsPeriod
-		quota := limit * cfsPeriod
-		work, sd := lp*m.CPU, math.Sqrt(lp*m.CPU*m.CPU*(1+m.CV2))
-		pt = normQ((quota-work)/sd) / 2 // about half a throttled period's requests wait
-		gap = cfsPeriod - quota
-	}
-	thrQ := func(q float64) float64 {
-		if pt <= 0 || q <= 1-pt {
-			return 0
-		}
-		return gap * (q - (1 - pt)) / pt
-	}
-	lat := func(iso, q float64) float64 {
-		return iso + thr + waitQuantile(q, pw, wq) + thrQ(q) + wlo + q*(whi-wlo)
-	}
-	meanLat := m.P50 + thr + wq + pt*gap/2 + (wlo+whi)/2
+	lat := func(iso, q float64) float64 { return d.quantile(iso, q) + wlo + q*(whi-wlo) }
+	meanLat := d.mean(m.P50) + (wlo+whi)/2
 
-	// Memory: the working set grows with the requests in flight per pod
-	// (Little's law); the peak within the step adds Poisson-like spread.
+	// Memory: requests in the pod by Little's law (the backlog's included);
+	// the k running hold their working sets, the queued little. The peak
+	// within the step adds Poisson-like spread.
 	inflight := perPod * meanLat
-	mem := m.BaseMemory + m.MemoryPerRequest*math.Max(inflight-1, 0)
+	mem := m.memory(inflight, k)
 	peakN := inflight + 3*math.Sqrt(inflight)
-	peak := m.BaseMemory + m.MemoryPerRequest*math.Max(peakN-1, 0)
+	peak := m.memory(peakN, k)
 	// CPU spent this step, including on requests a crash then loses.
 	cpuUsed := math.Min(done*m.CPU/dt+pods*c.idleCPU, pods*limit)
 	kills := 0
@@ -266,8 +241,7 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 		kills = int(math.Round(s.ready)) // every pod that started crashed
 	case pods > 0 && peak > memLimit:
 		p := 1.0
-		if m.MemoryPerRequest > 0 {
-			nmax := (memLimit-m.BaseMemory)/m.MemoryPerRequest + 1
+		if nmax := m.requestsAt(memLimit, k); !math.IsInf(nmax, 1) {
 			p = math.Min(1, normQ((nmax-inflight)/math.Sqrt(inflight+1e-9))*dt/math.Max(meanLat, 0.05))
 		}
 		for range int(math.Round(s.ready)) {
