@@ -56,8 +56,8 @@ const (
 
 // Move steps of the artifact.
 const (
-	CPUStep    = 0.128     // cores
-	MemoryStep = 128 * MiB // bytes
+	CPUStep    = 0.128    // cores
+	MemoryStep = 32 * MiB // bytes (the artifact's 128 MiB is four times the idle working set)
 )
 
 // Allocation is a point of the action space as named values.

@@ -20,7 +20,7 @@ func TestSpace(t *testing.T) {
 	assert.ErrorContains(t, err, "cpu_cores = NaN")
 	assert.ErrorContains(t, s.Contains([]float64{1}), "want 3")
 	x := []float64{0, 9, math.NaN()}
-	assert.Equal(t, []float64{1, 2.048, 256 * MiB}, s.Clip(x, x))
+	assert.Equal(t, []float64{1, 2.048, 32 * MiB}, s.Clip(x, x))
 	assert.Error(t, Space{Names: []string{"a"}, Low: []float64{1}, High: []float64{0}}.Validate())
 	assert.Error(t, Space{Names: []string{"a"}}.Validate())
 	require.NoError(t, ObservationSpace().Validate())
@@ -99,8 +99,8 @@ func ExampleReward() {
 func TestNormalizedActions(t *testing.T) {
 	s := ActionSpace(DefaultBounds())
 	x := Denormalize(make([]float64, 3), []float64{-1, 1, 0}, s)
-	assert.Equal(t, []float64{1, 2.048, (256 + 3072) / 2 * MiB}, x)
-	assert.Equal(t, []float64{1, 0.128, 256 * MiB}, Denormalize(make([]float64, 3), []float64{-5, math.NaN(), -1}, s), "clipped, NaN to low")
+	assert.Equal(t, []float64{1, 2.048, (32 + 3072) / 2 * MiB}, x)
+	assert.Equal(t, []float64{1, 0.128, 32 * MiB}, Denormalize(make([]float64, 3), []float64{-5, math.NaN(), -1}, s), "clipped, NaN to low")
 	back := Normalize(make([]float64, 3), x, s)
 	assert.InDeltaSlice(t, []float64{-1, 1, 0}, back, 1e-12)
 	assert.Panics(t, func() { Denormalize(make([]float64, 2), []float64{0, 0, 0}, s) })
@@ -108,18 +108,18 @@ func TestNormalizedActions(t *testing.T) {
 
 func TestMoves(t *testing.T) {
 	b := DefaultBounds()
-	cur := Allocation{Replicas: 1, CPU: 0.256, Memory: 256 * MiB}
+	cur := Allocation{Replicas: 1, CPU: 0.256, Memory: 32 * MiB}
 	tests := []struct {
 		m     Move
 		want  Allocation
 		legal bool
 	}{
 		{Noop, cur, true},
-		{AddReplica, Allocation{2, 0.256, 256 * MiB}, true},
+		{AddReplica, Allocation{2, 0.256, 32 * MiB}, true},
 		{RemoveReplica, cur, false},
-		{AddCPU, Allocation{1, 0.384, 256 * MiB}, true},
-		{RemoveCPU, Allocation{1, 0.128, 256 * MiB}, true},
-		{AddMemory, Allocation{1, 0.256, 384 * MiB}, true},
+		{AddCPU, Allocation{1, 0.384, 32 * MiB}, true},
+		{RemoveCPU, Allocation{1, 0.128, 32 * MiB}, true},
+		{AddMemory, Allocation{1, 0.256, 64 * MiB}, true},
 		{RemoveMemory, cur, false},
 		{Moves, cur, false},
 	}

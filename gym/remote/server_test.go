@@ -124,7 +124,7 @@ func TestHandler(t *testing.T) {
 		{name: "unknown op", r: req{method: "POST", path: "/v1/envs/a/frobnicate"}, status: 404, want: `no endpoint "frobnicate" for environment "a"; want spaces, reset or step`},
 		{name: "unknown env", r: req{method: "POST", path: "/v1/envs/nope/step", body: `{"action":[1,1,1]}`}, status: 404, want: `unknown environment "nope"; this server has "a", "b"`},
 		{name: "spaces", r: req{method: "GET", path: "/v1/envs/a/spaces"}, status: 200,
-			want: `{"observation":{"names":["seed","step"],"low":[0,0],"high":[10000000000000000000,1000000000],"dims":2},"action":{"names":["replicas","cpu_cores","memory_bytes"],"low":[1,0.128,268435456],"high":[20,2.048,3221225472],"dims":3}}`},
+			want: `{"observation":{"names":["seed","step"],"low":[0,0],"high":[10000000000000000000,1000000000],"dims":2},"action":{"names":["replicas","cpu_cores","memory_bytes"],"low":[1,0.128,33554432],"high":[20,2.048,3221225472],"dims":3}}`},
 		{name: "spaces POST", r: req{method: "POST", path: "/v1/envs/a/spaces"}, status: 405, header: [2]string{"Allow", "GET"}},
 		{name: "reset GET", r: req{method: "GET", path: "/v1/envs/a/reset"}, status: 405, want: "method GET is not allowed on /v1/envs/a/reset; use POST", header: [2]string{"Allow", "POST"}},
 		{name: "step GET", r: req{method: "GET", path: "/v1/envs/a/step"}, status: 405, header: [2]string{"Allow", "POST"}},

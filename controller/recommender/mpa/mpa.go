@@ -43,7 +43,7 @@ func New(b recommender.Bounds, step time.Duration, opts ...Option) (*MPA, error)
 		o(&c)
 	}
 	h, errH := hpa.New(b, step, c.hpa...)
-	v, errV := vpa.New(b, step, c.vpa...)
+	v, errV := vpa.New(b, step, append(vpa.PodFloor(b), c.vpa...)...)
 	if err := errors.Join(errH, errV); err != nil {
 		return nil, fmt.Errorf("mpa: %w", err)
 	}

@@ -109,6 +109,20 @@ func WithOOMBumpUp(ratio, minBytes float64) Option {
 	return func(c *config) { c.oomRatio, c.oomMin = ratio, minBytes }
 }
 
+// PodFloor scales upstream's pod-level memory knobs to the floor of bounds
+// b: the per-pod minimum recommendation becomes b's minAllowed (upstream
+// --pod-recommendation-min-cpu-millicores and -memory-mb, 25m and 250 MiB),
+// and the smallest OOM bump keeps upstream's proportion to it
+// (--oom-min-bump-up-bytes, 100 MiB of 250 MiB: 0.4 of the floor).
+// Upstream's defaults are sized for pods of hundreds of MiB; on a 32 MiB
+// pod a 100 MiB bump quadruples the pod after one OOM kill.
+func PodFloor(b recommender.Bounds) []Option {
+	return []Option{
+		WithMinResources(b.MinCPU, b.MinMemory),
+		WithOOMBumpUp(DefaultOOMBumpUpRatio, DefaultOOMMinBumpUp/DefaultMinMemory*b.MinMemory),
+	}
+}
+
 // WithUpdateThreshold sets the relative change needed to update pods whose
 // request is within the bounds (--pod-update-threshold).
 func WithUpdateThreshold(f float64) Option { return func(c *config) { c.updateThreshold = f } }
