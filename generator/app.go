@@ -19,8 +19,35 @@ type App struct {
 	Env     Environment `json:"env"`
 	Split   string      `json:"split"`
 	Initial Resources   `json:"initial"`
+	// Concurrency is how many requests a pod's workload server runs at
+	// once (its --concurrency); further requests wait in its queue.
+	Concurrency int `json:"concurrency"`
+	// MinCPU is the MPA's minAllowed CPU in cores: the smallest pod, in
+	// whole action steps, that meets a latency SLO at the reference
+	// utilisation, so that no autoscaler shrinks the pod into CFS
+	// throttling that no replica count can undo (the bounds' minimum for
+	// throughput SLOs).
+	MinCPU float64 `json:"minCPU"`
 	// Profile is the agent profile of the app; its SLO equals SLO.
 	Profile v1alpha1.AgentProfile `json:"profile"`
+	// Tuning says how Profile.Targets.CPU, the HPA+VPA baseline's CPU
+	// target, was searched on the simulator (nil: the default target).
+	Tuning *Tuning `json:"tuning,omitempty"`
+}
+
+// Tuning records the search of an app's HPA CPU target: the highest
+// candidate at which the HPA+VPA baseline met the SLO over a calibration
+// window of the app's load just before its evaluation starts.
+type Tuning struct {
+	// Window is the calibration window's length, e.g. "24h0m0s".
+	Window string `json:"window"`
+	// Violations is the fraction of the window's counted steps that
+	// violated the SLO at the chosen target.
+	Violations float64 `json:"violations"`
+	// Met reports whether the target met the SLO (at most MaxViolations);
+	// when no candidate did, the target is the one with the fewest.
+	Met           bool    `json:"met"`
+	MaxViolations float64 `json:"maxViolations"`
 }
 
 // Name is the application's name.
@@ -40,9 +67,12 @@ type SLO struct {
 	LatencyP99 float64 `json:"latencyP99Seconds,omitempty"`
 	// Throughput is the completed-rate bound in requests/s (throughput SLOs).
 	Throughput float64 `json:"throughputRPS,omitempty"`
-	// Slack is the factor applied to the calibrated service time (latency)
-	// or divided into the mean rate (throughput): smaller is tighter.
+	// Slack is the factor applied to the reference p99 (latency) or divided
+	// into the mean rate (throughput): smaller is tighter.
 	Slack float64 `json:"slack"`
+	// Reference is the calibrated model's p99 in seconds at the reference
+	// point (latency SLOs; see Options.ReferenceCPU).
+	Reference float64 `json:"referenceP99Seconds,omitempty"`
 }
 
 // ProfileSLO is the SLO as an agent profile states it.
@@ -165,11 +195,17 @@ func (a App) Validate() error {
 	if a.Split != SplitTrain && a.Split != SplitTest {
 		add("split: %q is not %q or %q", a.Split, SplitTrain, SplitTest)
 	}
+	if a.Concurrency < 1 {
+		add("concurrency: %d must be at least 1", a.Concurrency)
+	}
 	if a.Initial.Replicas < 1 {
 		add("initial.replicas: %d must be at least 1", a.Initial.Replicas)
 	}
 	if !positive(a.Initial.CPU) {
 		add("initial.cpu: %g cores must be positive", a.Initial.CPU)
+	}
+	if !positive(a.MinCPU) || a.MinCPU > a.Initial.CPU {
+		add("minCPU: %g cores must be positive and at most initial.cpu %g", a.MinCPU, a.Initial.CPU)
 	}
 	if !positive(a.Initial.Memory) {
 		add("initial.memory: %g bytes must be positive", a.Initial.Memory)

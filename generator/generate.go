@@ -14,6 +14,7 @@ import (
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
+	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
 // Range is a closed interval [Min, Max].
@@ -35,8 +36,14 @@ type Options struct {
 	TrainFraction float64 `json:"trainFraction"`
 	// ThroughputFraction is the probability of a throughput SLO.
 	ThroughputFraction float64 `json:"throughputFraction"`
-	// Slack is the range of the SLO slack factor (uniform).
+	// Slack is the range of the SLO slack factor (uniform): a latency SLO
+	// is slack × the model's p99 at the reference point (ReferenceCPU cores
+	// per pod at ReferenceUtil), a throughput SLO the mean rate / slack.
 	Slack Range `json:"slack"`
+	// ReferenceCPU and ReferenceUtil are the operating point whose p99
+	// latency, in the calibrated simulator's model, a latency SLO scales.
+	ReferenceCPU  float64 `json:"referenceCPU"`
+	ReferenceUtil float64 `json:"referenceUtil"`
 	// Demand is the range of the CPU demand at the mean rate in cores, on
 	// the app's node (log-uniform).
 	Demand Range `json:"demand"`
@@ -61,7 +68,9 @@ func DefaultOptions() Options {
 		MaxSegments:        4,
 		TrainFraction:      0.8,
 		ThroughputFraction: 0.15,
-		Slack:              Range{1.5, 4},
+		Slack:              Range{1.25, 2.5},
+		ReferenceCPU:       1,
+		ReferenceUtil:      0.65,
 		Demand:             Range{0.2, 6},
 		MaxInFlight:        32,
 		MaxRate:            500,
@@ -95,6 +104,12 @@ func (o Options) Validate() error {
 		if !positive(f.r.Min) || !positive(f.r.Max) || f.r.Max < f.r.Min {
 			add("%s: [%g, %g] is not a positive range", f.name, f.r.Min, f.r.Max)
 		}
+	}
+	if !positive(o.ReferenceCPU) {
+		add("referenceCPU: %g cores must be positive", o.ReferenceCPU)
+	}
+	if !(o.ReferenceUtil > 0 && o.ReferenceUtil < 1) {
+		add("referenceUtil: %g is not in (0, 1)", o.ReferenceUtil)
 	}
 	if !positive(o.MaxInFlight) {
 		add("maxInFlight: %g must be positive", o.MaxInFlight)
@@ -229,31 +244,101 @@ func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *ca
 	rate = math.Min(rate, math.Min(opts.MaxInFlight/cost.wallAt(env.Speed), opts.MaxRate))
 	load.MeanRate = roundSig(rate, 4)
 
+	bounds := gym.DefaultBounds()
+	concurrency := Concurrency(cost.wallAt(env.Speed), cost.cpuAt(env.Speed), bounds.MaxCPU)
+	m, err := sim.NewModel(prof, chain, env.Speed, sim.DefaultOverheads())
+	if err != nil {
+		return App{}, fmt.Errorf("generator: %s: %w", name, err)
+	}
+
 	slo := SLO{Kind: LatencySLO, Slack: slack}
 	if throughput {
 		slo.Kind, slo.Throughput = ThroughputSLO, roundSig(load.MeanRate/slack, 4)
 	} else {
-		slo.LatencyP99 = round(math.Max(slack*cost.p95At(env.Speed), MinLatencySLO), 4)
+		ref, err := ReferenceP99(m, concurrency, opts.ReferenceCPU, opts.ReferenceUtil)
+		if err != nil {
+			return App{}, fmt.Errorf("generator: %s: %w", name, err)
+		}
+		slo.Reference = round(ref, 6)
+		slo.LatencyP99 = round(math.Max(slack*ref, MinLatencySLO), 4)
 	}
 
-	bounds := gym.DefaultBounds()
+	minCPU := bounds.MinCPU
+	if slo.Kind == LatencySLO {
+		minCPU = MinCPU(m, concurrency, slo.LatencyP99, opts.ReferenceUtil, bounds)
+	}
 	initial := Resources{
 		Replicas: 1 + r.IntN(2),
 		CPU:      float64(4+r.IntN(5)) * 0.128, // 512m..1024m in steps of the artifact's action
 	}
-	step := 128.0 * gym.MiB
-	initial.Memory = math.Min(math.Max(bounds.MinMemory, math.Ceil(2*cost.workingSet/step)*step), bounds.MaxMemory)
+	initial.CPU = math.Max(initial.CPU, minCPU)
+	// Memory: the working set with every slot running plus a quarter, in
+	// whole action steps, as an operator sizes a new service from a load
+	// test; requests queued beyond the slots hold little.
+	step := float64(gym.MemoryStep)
+	full := m.WorkingSet(float64(concurrency), concurrency)
+	initial.Memory = math.Min(math.Max(bounds.MinMemory, math.Ceil(1.25*full/step)*step), bounds.MaxMemory)
 
 	profile := v1alpha1.DefaultAgentProfile()
 	profile.SLO = slo.ProfileSLO()
 	return App{
-		Spec:    app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: name, Seed: r.Int64N(1 << 53), Segments: chain},
-		SLO:     slo,
-		Load:    load,
-		Env:     env,
-		Initial: initial,
-		Profile: profile,
+		Spec:        app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: name, Seed: r.Int64N(1 << 53), Segments: chain},
+		SLO:         slo,
+		Load:        load,
+		Env:         env,
+		Initial:     initial,
+		Concurrency: concurrency,
+		MinCPU:      minCPU,
+		Profile:     profile,
 	}, nil
+}
+
+// ReferenceP99 is the p99 latency, in seconds, of an application of model
+// m (sim.NewModel of its chain on its node, with the default HTTP
+// overheads) in the simulator's stationary model over 30 s steps
+// (sim.SteadyState): one pod of cpu cores whose server runs concurrency
+// requests at once, loaded to util of what it can complete.
+func ReferenceP99(m sim.Model, concurrency int, cpu, util float64) (float64, error) {
+	mu := math.Min(cpu/m.CPU, float64(concurrency)/m.P50)
+	st := sim.SteadyState(m, sim.Allocation{Replicas: 1, CPU: cpu, Memory: math.Inf(1)}, util*mu, concurrency, referenceStep)
+	if !st.Stable() {
+		return 0, fmt.Errorf("the reference point (%g cores at %g of capacity) is unstable", cpu, util)
+	}
+	return st.LatencyP99, nil
+}
+
+// MinCPU is the smallest CPU limit from b.MinCPU in steps of gym.CPUStep
+// (b.MaxCPU at most) at which one pod of model m meets the latency bound
+// slo at utilisation util (ReferenceP99): below it CFS throttling alone
+// breaks the SLO, whatever the replica count.
+func MinCPU(m sim.Model, concurrency int, slo, util float64, b gym.Bounds) float64 {
+	for k := 0; ; k++ {
+		cpu := round(b.MinCPU+float64(k)*gym.CPUStep, 3)
+		if cpu >= b.MaxCPU {
+			return b.MaxCPU
+		}
+		if p99, err := ReferenceP99(m, concurrency, cpu, util); err == nil && p99 <= slo {
+			return cpu
+		}
+	}
+}
+
+// referenceStep is the simulator's default step in seconds.
+const referenceStep = 30
+
+// MinConcurrency is the fewest requests a workload server runs at once.
+const MinConcurrency = 4
+
+// Concurrency sizes a pod's request slots as an operator sizes a worker
+// pool by Little's law: a pod at the largest CPU limit maxCPU, busy, holds
+// maxCPU·wall/cpu requests at once for requests of wall seconds needing
+// cpu CPU-seconds; twice that leaves room for bursts, and at least
+// MinConcurrency.
+func Concurrency(wall, cpu, maxCPU float64) int {
+	if !(cpu > 0) || !(wall > 0) {
+		return MinConcurrency
+	}
+	return max(MinConcurrency, int(math.Ceil(2*maxCPU*math.Max(wall, cpu)/cpu)))
 }
 
 func drawChain(r *rand.Rand, maxSegments int, pool []poolSegment) []segments.Spec {
@@ -278,8 +363,6 @@ func chainKey(chain []segments.Spec) string {
 type cost struct {
 	cpu, wall  float64 // CPU and wall-clock seconds (mean), with HTTP overhead
 	cpuWall    float64 // wall-clock seconds spent on a CPU
-	p95        float64 // Σ p95 service times of the segments
-	p95CPU     float64 // the CPU part of p95
 	workingSet float64 // bytes: idle process plus each segment's working set (concurrency 4)
 	perRequest float64 // bytes held per in-flight request
 	io         float64 // bytes read and written per request
@@ -296,8 +379,6 @@ func chainCost(prof *calibration.Profile, chain []segments.Spec) (cost, error) {
 		c.cpu += e.CPUSeconds
 		c.wall += e.ServiceMean
 		c.cpuWall += share * e.ServiceMean
-		c.p95 += e.ServiceP95
-		c.p95CPU += share * e.ServiceP95
 		c.workingSet += float64(e.WorkingSet)
 		c.perRequest += float64(e.WorkingSet) / float64(max(e.Concurrency, 1))
 		c.io += e.ReadBytes + e.WriteBytes
@@ -305,11 +386,10 @@ func chainCost(prof *calibration.Profile, chain []segments.Spec) (cost, error) {
 	return c, nil
 }
 
-// cpuAt, wallAt and p95At are the costs on a node of the given speed: the
+// cpuAt and wallAt are the costs on a node of the given speed: the
 // CPU parts scale with 1/speed, waiting does not.
 func (c cost) cpuAt(speed float64) float64  { return c.cpu / speed }
 func (c cost) wallAt(speed float64) float64 { return c.wall + c.cpuWall*(1/speed-1) }
-func (c cost) p95At(speed float64) float64  { return c.p95 + c.p95CPU*(1/speed-1) }
 
 func uniform(r *rand.Rand, lo, hi float64) float64 { return lo + (hi-lo)*r.Float64() }
 

@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
+	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -162,11 +164,38 @@ func TestGeneratedApps(t *testing.T) {
 		assert.LessOrEqual(t, a.Load.MeanRate, o.MaxRate)
 		assert.GreaterOrEqual(t, a.SLO.Slack, o.Slack.Min)
 		assert.LessOrEqual(t, a.SLO.Slack, o.Slack.Max)
+		m, err := sim.NewModel(prof, a.Spec.Segments, a.Env.Speed, sim.DefaultOverheads())
+		require.NoError(t, err)
 		if a.SLO.Kind == LatencySLO {
 			assert.GreaterOrEqual(t, a.SLO.LatencyP99, MinLatencySLO)
+			// The SLO is the slack times the model's p99 at the reference
+			// point, above the isolated p99 it contains.
+			ref, err := ReferenceP99(m, a.Concurrency, o.ReferenceCPU, o.ReferenceUtil)
+			require.NoError(t, err)
+			assert.InDelta(t, ref, a.SLO.Reference, 1e-6)
+			assert.Greater(t, ref, m.P99)
+			assert.InDelta(t, math.Max(a.SLO.Slack*ref, MinLatencySLO), a.SLO.LatencyP99, 1e-4)
+			// The CPU floor meets the SLO at the reference utilisation; a
+			// step below it does not.
+			p99, err := ReferenceP99(m, a.Concurrency, a.MinCPU, o.ReferenceUtil)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, p99, a.SLO.LatencyP99, a.Name())
+			if below := a.MinCPU - gym.CPUStep; below >= bounds.MinCPU {
+				p99, err := ReferenceP99(m, a.Concurrency, below, o.ReferenceUtil)
+				assert.True(t, err != nil || p99 > a.SLO.LatencyP99, "%s: %g cores already meet the SLO", a.Name(), below)
+			}
+			assert.LessOrEqual(t, a.MinCPU, o.ReferenceCPU, "the reference pod meets any slack ≥ 1")
+		} else {
+			assert.Equal(t, bounds.MinCPU, a.MinCPU)
 		}
+		// Slots: enough to keep the largest pod busy, twice over.
+		assert.GreaterOrEqual(t, float64(a.Concurrency), math.Min(2*bounds.MaxCPU*m.P50/m.CPU, 1e9)-1, a.Name())
+		assert.GreaterOrEqual(t, a.Concurrency, MinConcurrency)
+		// Initial memory: the working set with every slot running fits.
+		assert.GreaterOrEqual(t, a.Initial.Memory, math.Min(m.WorkingSet(float64(a.Concurrency), a.Concurrency), bounds.MaxMemory), a.Name())
 		assert.True(t, a.Initial.Replicas >= bounds.MinReplicas && a.Initial.Replicas <= 2)
-		assert.True(t, a.Initial.CPU >= 0.5 && a.Initial.CPU <= 1.024, "cpu %g", a.Initial.CPU)
+		assert.True(t, a.Initial.CPU >= 0.5 && a.Initial.CPU <= math.Max(1.024, a.MinCPU), "cpu %g", a.Initial.CPU)
+		assert.GreaterOrEqual(t, a.Initial.CPU, a.MinCPU)
 		assert.True(t, a.Initial.Memory >= bounds.MinMemory && a.Initial.Memory <= bounds.MaxMemory)
 		switch a.Env.NodeClass {
 		case NodeX86:
@@ -201,6 +230,8 @@ func TestGenerateErrors(t *testing.T) {
 		{"slack", func(o *Options) { o.Slack = Range{3, 2} }, "slack: [3, 2] is not a positive range"},
 		{"source", func(o *Options) { o.Sources = []string{"nasa", "wiki"} }, `sources[1]: unknown source "wiki"`},
 		{"rate", func(o *Options) { o.MaxRate = 0 }, "maxRate: 0 must be positive"},
+		{"reference CPU", func(o *Options) { o.ReferenceCPU = 0 }, "referenceCPU: 0 cores must be positive"},
+		{"reference utilisation", func(o *Options) { o.ReferenceUtil = 1 }, "referenceUtil: 1 is not in (0, 1)"},
 		{"too few distinct chains", func(o *Options) { o.MaxSegments, o.Apps = 1, 500 }, "no chain of 1..1 segments unlike the earlier apps'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,13 +326,15 @@ func manifestApps() []App {
 		p := v1alpha1.DefaultAgentProfile()
 		p.SLO = slo.ProfileSLO()
 		return App{
-			Spec:    app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: name, Seed: 42, Segments: chain},
-			SLO:     slo,
-			Load:    Load{Source: SourceAzureLLM, Seed: 7, Offset: 120, MeanRate: 25},
-			Env:     env,
-			Split:   split,
-			Initial: init,
-			Profile: p,
+			Spec:        app.Spec{APIVersion: app.SpecVersion, Kind: "App", Name: name, Seed: 42, Segments: chain},
+			SLO:         slo,
+			Load:        Load{Source: SourceAzureLLM, Seed: 7, Offset: 120, MeanRate: 25},
+			Env:         env,
+			Split:       split,
+			Initial:     init,
+			Concurrency: 6,
+			MinCPU:      0.256,
+			Profile:     p,
 		}
 	}
 	return []App{
@@ -391,6 +424,32 @@ func TestClassify(t *testing.T) {
 	}
 	_, err := Classify(prof, []segments.Spec{{Name: "sleep", Size: 7}})
 	assert.ErrorContains(t, err, "sleep at size 7 is not in the calibration profile")
+}
+
+func TestSummaryTuning(t *testing.T) {
+	apps := manifestApps()
+	assert.Zero(t, Summarize(apps, nil).Tuning.Tuned)
+	for i, v := range []float64{0, 0.004, 0.08} {
+		apps[i].Profile.Targets.CPU = []float64{0.6, 0.45, 0.2}[i]
+		apps[i].Tuning = &Tuning{Window: "24h0m0s", Violations: v, Met: v <= 0.01, MaxViolations: 0.01}
+	}
+	s := Summarize(apps, nil)
+	assert.Equal(t, TuningSummary{Tuned: 3, Met: 2, Window: "24h0m0s", MaxViolations: 0.01,
+		CPUTarget:  Quantiles{Min: 0.2, P10: 0.25, P50: 0.45, P90: 0.57, Max: 0.6},
+		Violations: Quantiles{Min: 0, P10: 0.0008, P50: 0.004, P90: 0.0648, Max: 0.08}}, roundTuning(s.Tuning))
+	var b strings.Builder
+	require.NoError(t, s.WriteMarkdown(&b))
+	assert.Contains(t, b.String(), "### HPA+VPA baseline's CPU targets")
+	assert.Contains(t, b.String(), "| 3 | 2 | 24h0m0s | 0.01 | CPU target | 0.2 | 0.25 | 0.45 | 0.57 | 0.6 |")
+}
+
+func roundTuning(t TuningSummary) TuningSummary {
+	r := func(q Quantiles) Quantiles {
+		f := func(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+		return Quantiles{f(q.Min), f(q.P10), f(q.P50), f(q.P90), f(q.Max)}
+	}
+	t.CPUTarget, t.Violations = r(t.CPUTarget), r(t.Violations)
+	return t
 }
 
 func TestSummaryGolden(t *testing.T) {

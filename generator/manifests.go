@@ -167,7 +167,7 @@ func Build(a App, opts ManifestOptions) (Objects, error) {
 		Name:  containerName,
 		Image: o.Image,
 		Args: []string{"workload", "serve", "--app", appMountDir + "/" + appFileName,
-			"--addr", ":" + strconv.Itoa(httpPort)},
+			"--addr", ":" + strconv.Itoa(httpPort), "--concurrency", strconv.Itoa(a.Concurrency)},
 		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: httpPort, Protocol: corev1.ProtocolTCP}},
 		Env:       serviceEnv(a, o),
 		Resources: corev1.ResourceRequirements{Requests: resources, Limits: resources.DeepCopy()},
@@ -268,7 +268,7 @@ func mpaSpec(a App, o ManifestOptions) v1alpha1.MultidimPodAutoscalerSpec {
 		ResourcePolicy: &v1alpha1.PodResourcePolicy{ContainerPolicies: []v1alpha1.ContainerResourcePolicy{{
 			ContainerName:       containerName,
 			Mode:                &auto,
-			MinAllowed:          resourceList(b.MinCPU, b.MinMemory),
+			MinAllowed:          resourceList(math.Max(b.MinCPU, a.MinCPU), b.MinMemory),
 			MaxAllowed:          resourceList(b.MaxCPU, b.MaxMemory),
 			ControlledResources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
 		}}},

@@ -103,7 +103,8 @@ type Summary struct {
 	ChainLengths []int
 	Classes      []Count // intensity classes; "unknown" for chains the profile lacks
 	SLOKinds     []Count
-	// Slack is the SLO slack distribution; Tight counts apps with slack < 2.
+	// Slack is the SLO slack distribution; Tight counts apps with slack
+	// below TightSlack.
 	Slack       Quantiles
 	Tight       int
 	NodeClasses []Count
@@ -111,7 +112,29 @@ type Summary struct {
 	// MeanRate is requests/s; Demand is cores at the mean rate on the app's
 	// node; Latency is the latency SLOs' p99 bound in seconds.
 	MeanRate, Demand, Latency Quantiles
+	// Reference is the latency SLOs' reference p99 in seconds, Concurrency
+	// the servers' request slots and InitialMemory the initial memory per
+	// pod in MiB.
+	Reference, Concurrency, InitialMemory Quantiles
+	// Tuning summarises the search of the HPA+VPA baseline's CPU targets
+	// (zero when no app was tuned).
+	Tuning TuningSummary
 }
+
+// TuningSummary describes the per-app HPA targets of a pool.
+type TuningSummary struct {
+	// Tuned apps have a Tuning record; Met of them met the SLO at their
+	// target in the calibration window.
+	Tuned, Met    int
+	Window        string
+	MaxViolations float64
+	// CPUTarget and Violations are the chosen targets and the calibration
+	// window's violation fractions at them.
+	CPUTarget, Violations Quantiles
+}
+
+// TightSlack is the slack below which a summary counts an SLO as tight.
+const TightSlack = 1.5
 
 // Summarize describes apps; prof gives the chains' costs (chains with
 // segments the profile lacks count as class "unknown" and add no demand).
@@ -119,7 +142,7 @@ func Summarize(apps []App, prof *calibration.Profile) Summary {
 	s := Summary{Apps: len(apps)}
 	segs := map[string]*SegmentCount{}
 	classes, kinds, nodes, sources := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
-	var slack, rate, demand, latency []float64
+	var slack, rate, demand, latency, ref, conc, mem, target, viol []float64
 	for _, a := range apps {
 		switch a.Split {
 		case SplitTrain:
@@ -160,12 +183,24 @@ func Summarize(apps []App, prof *calibration.Profile) Summary {
 		nodes[a.Env.NodeClass]++
 		sources[a.Load.Source]++
 		slack = append(slack, a.SLO.Slack)
-		if a.SLO.Slack < 2 {
+		if a.SLO.Slack < TightSlack {
 			s.Tight++
 		}
 		rate = append(rate, a.Load.MeanRate)
 		if a.SLO.Kind == LatencySLO {
 			latency = append(latency, a.SLO.LatencyP99)
+			ref = append(ref, a.SLO.Reference)
+		}
+		conc = append(conc, float64(a.Concurrency))
+		mem = append(mem, a.Initial.Memory/gym.MiB)
+		if t := a.Tuning; t != nil {
+			s.Tuning.Tuned++
+			if t.Met {
+				s.Tuning.Met++
+			}
+			s.Tuning.Window, s.Tuning.MaxViolations = t.Window, t.MaxViolations
+			target = append(target, a.Profile.Targets.CPU)
+			viol = append(viol, t.Violations)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(segs)) {
@@ -175,6 +210,8 @@ func Summarize(apps []App, prof *calibration.Profile) Summary {
 	s.NodeClasses, s.Sources = sortedCounts(nodes), sortedCounts(sources)
 	s.Slack, s.MeanRate = quantiles(slack), quantiles(rate)
 	s.Demand, s.Latency = quantiles(demand), quantiles(latency)
+	s.Reference, s.Concurrency, s.InitialMemory = quantiles(ref), quantiles(conc), quantiles(mem)
+	s.Tuning.CPUTarget, s.Tuning.Violations = quantiles(target), quantiles(viol)
 	return s
 }
 
@@ -221,7 +258,7 @@ func (s Summary) tables() []table {
 		return []string{name, g(q.Min), g(q.P10), g(q.P50), g(q.P90), g(q.Max)}
 	}
 
-	pool := table{title: "Pool", header: []string{"apps", "train", "test", "tight SLOs (slack < 2)"},
+	pool := table{title: "Pool", header: []string{"apps", "train", "test", "tight SLOs (slack < " + g(TightSlack) + ")"},
 		rows: [][]string{{strconv.Itoa(s.Apps), strconv.Itoa(s.Train), strconv.Itoa(s.Test), strconv.Itoa(s.Tight)}}}
 	segs := table{title: "Segments", header: []string{"segment", "uses", "apps", "share of apps"}}
 	for _, c := range s.Segments {
@@ -235,10 +272,13 @@ func (s Summary) tables() []table {
 		rows: [][]string{
 			quant("SLO slack", s.Slack),
 			quant("latency SLO p99 (s)", s.Latency),
+			quant("reference p99 (s)", s.Reference),
 			quant("mean rate (req/s)", s.MeanRate),
 			quant("CPU demand at mean rate (cores)", s.Demand),
+			quant("server concurrency (requests)", s.Concurrency),
+			quant("initial memory (MiB)", s.InitialMemory),
 		}}
-	return []table{
+	tables := []table{
 		pool, segs, lengths,
 		counts("Resource intensity", "class", s.Classes),
 		counts("SLO kinds", "kind", s.SLOKinds),
@@ -246,6 +286,15 @@ func (s Summary) tables() []table {
 		counts("Node classes", "node class", s.NodeClasses),
 		counts("Trace sources", "source", s.Sources),
 	}
+	if t := s.Tuning; t.Tuned > 0 {
+		tables = append(tables, table{title: "HPA+VPA baseline's CPU targets",
+			header: []string{"tuned apps", "met the SLO", "calibration window", "max violations", "quantity", "min", "p10", "p50", "p90", "max"},
+			rows: [][]string{
+				append([]string{strconv.Itoa(t.Tuned), strconv.Itoa(t.Met), t.Window, g(t.MaxViolations)}, quant("CPU target", t.CPUTarget)...),
+				append([]string{"", "", "", ""}, quant("violations at it", t.Violations)...),
+			}})
+	}
+	return tables
 }
 
 // WriteMarkdown writes the summary as Markdown tables.

@@ -92,13 +92,14 @@ func SimApps(apps []generator.App, sh Shapes) ([]sim.App, error) {
 			slo = gym.SLO{Kind: gym.ThroughputSLO, Target: a.SLO.Throughput}
 		}
 		out[i] = sim.App{
-			Name:    a.Name(),
-			Chain:   a.Spec.Segments,
-			Speed:   a.Env.Speed,
-			Noise:   a.Env.Noise,
-			SLO:     slo,
-			Load:    sim.Load{Shape: shape, Offset: int(time.Duration(a.Load.Offset) * time.Second / sh.Step), Scale: a.Load.MeanRate},
-			Initial: sim.Allocation{Replicas: a.Initial.Replicas, CPU: a.Initial.CPU, Memory: a.Initial.Memory},
+			Name:        a.Name(),
+			Chain:       a.Spec.Segments,
+			Speed:       a.Env.Speed,
+			Noise:       a.Env.Noise,
+			SLO:         slo,
+			Load:        sim.Load{Shape: shape, Offset: int(time.Duration(a.Load.Offset) * time.Second / sh.Step), Scale: a.Load.MeanRate},
+			Initial:     sim.Allocation{Replicas: a.Initial.Replicas, CPU: a.Initial.CPU, Memory: a.Initial.Memory},
+			Concurrency: a.Concurrency,
 		}
 	}
 	return out, nil
