@@ -102,10 +102,14 @@ func runCompare(ctx context.Context, out, progress io.Writer, fl compareFlags) e
 	if err != nil {
 		return err
 	}
+	// The baseline is HPA+VPA with each app's tuned target, as `aware run`.
+	if err := tuneApps(ctx, prof, apps, simApps, fl.step, fl.seed); err != nil {
+		return err
+	}
 	cases := make([]train.Case, len(apps))
 	origins := map[string]bool{}
 	for i, a := range apps {
-		cases[i] = train.Case{Name: a.Name(), Chain: segments.FormatChain(a.Spec.Segments), App: simApps[i], CPUTarget: a.Profile.Targets.CPU}
+		cases[i] = train.Case{Name: a.Name(), Chain: segments.FormatChain(a.Spec.Segments), App: simApps[i], CPUTarget: a.Profile.Targets.CPU, MinCPU: a.MinCPU}
 		origins[a.Load.Source+": "+shapes.Origin[a.Load.Source]] = true
 	}
 	names := make([]string, len(cases))

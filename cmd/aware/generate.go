@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/evaluation/baselines"
+	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 )
@@ -20,6 +23,9 @@ type generateFlags struct {
 	text      bool
 	mo        generator.ManifestOptions
 	mode      string
+	traces    string
+	step      time.Duration
+	tune      tuneFlags
 }
 
 // newGenerateCmd is `aware generate`: the application pool.
@@ -30,9 +36,12 @@ func newGenerateCmd() *cobra.Command {
 		Short: "Generate the pool of synthetic applications (specs, SLOs, loads, environments, manifests)",
 		Long: `Generates --apps applications deterministically from --seed: each a chain of 1 to
 --max-segments calibrated segments with an SLO, a trace-driven load, a node environment,
-an initial allocation, an agent profile and a train/test split. Writes OUT/apps/<name>.yaml,
-OUT/pool.json and, with --manifests, OUT/manifests/<name>.yaml (ConfigMaps, Deployment,
-Service and MultidimPodAutoscaler), then prints a summary of the pool.`,
+an initial allocation, an agent profile and a train/test split. Each app's HPA CPU target
+(profile.targets.cpu, used by the MPA's built-in HPA+VPA) is then searched on the simulator:
+the highest target at which HPA+VPA meets the SLO over the --tune-window of the app's load
+just before its evaluation starts (--no-tune keeps 0.7). Writes OUT/apps/<name>.yaml,
+OUT/pool.json, OUT/summary.md and, with --manifests, OUT/manifests/<name>.yaml (ConfigMaps,
+Deployment, Service and MultidimPodAutoscaler), then prints the summary of the pool.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGenerate(cmd, fl)
@@ -50,6 +59,9 @@ Service and MultidimPodAutoscaler), then prints a summary of the pool.`,
 	f.StringVar(&fl.mo.Image, "image", fl.mo.Image, "workload server image of the manifests")
 	f.StringVar(&fl.mo.Namespace, "namespace", "", "namespace of the manifests' objects (default: none, kubectl's context)")
 	f.StringVar(&fl.mo.Recommender, "recommender", fl.mo.Recommender, `MPA recommender of the manifests ("default" for HPA + VPA)`)
+	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces for the target search (synthetic shapes when absent)")
+	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step of the target search")
+	fl.tune.register(f)
 	f.StringVar(&fl.mode, "update-mode", string(fl.mo.UpdateMode), "MPA update mode of the manifests: Off, Initial, Recreate or InPlaceOrRecreate")
 	return cmd
 }
@@ -74,6 +86,10 @@ func runGenerate(cmd *cobra.Command, fl generateFlags) error {
 	default:
 		errs = append(errs, fmt.Errorf("--update-mode: %q is not Off, Initial, Recreate or InPlaceOrRecreate", fl.mode))
 	}
+	tc, err := fl.tune.config(fl.step, uint64(fl.opts.Seed))
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -89,7 +105,20 @@ func runGenerate(cmd *cobra.Command, fl generateFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := generator.WriteDir(fl.out, apps); err != nil {
+	if !fl.tune.off {
+		shapes, err := pool.LoadShapes(fl.traces, fl.step, uint64(fl.opts.Seed))
+		if err != nil {
+			return err
+		}
+		simApps, err := pool.SimApps(apps, shapes)
+		if err != nil {
+			return err
+		}
+		if err := baselines.TunePool(cmd.Context(), prof, apps, simApps, tc); err != nil {
+			return err
+		}
+	}
+	if err := writePool(fl.out, apps, prof); err != nil {
 		return err
 	}
 	if fl.manifests {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
 	"github.com/aware-autoscaler/aware/evaluation/pool"
@@ -27,6 +28,49 @@ type runFlags struct {
 	traces   string
 	out      string
 	only     []string
+	tune     tuneFlags
+}
+
+// tuneFlags are the per-app HPA target search's flags, shared by `aware run`
+// and `aware generate`.
+type tuneFlags struct {
+	window        time.Duration
+	warmup        time.Duration
+	maxViolations float64
+	off           bool
+}
+
+// defaultTune is the search `aware run` and `aware generate` make by default.
+var defaultTune = tuneFlags{window: 24 * time.Hour, warmup: time.Hour, maxViolations: 0.01}
+
+// tuneApps sets the HPA target of apps (simApps[i] is apps[i] on the
+// simulator) by the default search, as `aware run` does; the commands that
+// score agents against HPA+VPA use it so that their baseline is the
+// tuned one.
+func tuneApps(ctx context.Context, prof *calibration.Profile, apps []generator.App, simApps []sim.App, step time.Duration, seed uint64) error {
+	tc, err := defaultTune.config(step, seed)
+	if err != nil {
+		return err
+	}
+	return baselines.TunePool(ctx, prof, apps, simApps, tc)
+}
+
+func (t *tuneFlags) register(f *pflag.FlagSet) {
+	f.DurationVar(&t.window, "tune-window", defaultTune.window, "calibration window of the per-app HPA target search: the load just before each app's evaluation start")
+	f.DurationVar(&t.warmup, "tune-warmup", defaultTune.warmup, "start of the calibration window not counted (the autoscaler starts without history)")
+	f.Float64Var(&t.maxViolations, "tune-max-violations", defaultTune.maxViolations, "largest fraction of calibration steps violating the SLO at which a target still meets it")
+	f.BoolVar(&t.off, "no-tune", false, "keep the profile's default CPU target (0.7) for every app instead of searching it")
+}
+
+// config is the search for steps of step, or an error naming the flag.
+func (t tuneFlags) config(step time.Duration, seed uint64) (baselines.TuneConfig, error) {
+	if t.window < step || t.warmup < 0 || t.warmup >= t.window {
+		return baselines.TuneConfig{}, fmt.Errorf("--tune-window %s and --tune-warmup %s: need 0 ≤ warmup < window and a window of at least a step (%s)", t.window, t.warmup, step)
+	}
+	if !(t.maxViolations >= 0 && t.maxViolations < 1) {
+		return baselines.TuneConfig{}, fmt.Errorf("--tune-max-violations %g: not in [0, 1)", t.maxViolations)
+	}
+	return baselines.TuneConfig{Steps: int(t.window / step), Warmup: int(t.warmup / step), MaxViolations: t.maxViolations, Seed: seed, Step: step}, nil
 }
 
 // newRunCmd is `aware run`, the main job (`make run`).
@@ -53,7 +97,8 @@ come from ../shared/traces when present, else from seeded synthetic stand-ins.`,
 	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step")
 	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
 	f.StringVar(&fl.out, "out", "out/run", "output folder for the pool and the results")
-	f.StringSliceVar(&fl.only, "baselines", nil, "run only these baselines (default: static, hpa, vpa, hpa+vpa)")
+	f.StringSliceVar(&fl.only, "baselines", nil, `run only these baselines (default: static, hpa, vpa, hpa+vpa, "hpa+vpa (default target)")`)
+	fl.tune.register(f)
 	return cmd
 }
 
@@ -70,11 +115,12 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 	}
 	opts := generator.DefaultOptions()
 	opts.Apps, opts.Seed = fl.apps, int64(fl.seed)
-	apps, err := generator.Generate(opts, prof)
+	tc, err := fl.tune.config(fl.step, fl.seed)
 	if err != nil {
 		return err
 	}
-	if err := generator.WriteDir(filepath.Join(fl.out, "pool"), apps); err != nil {
+	apps, err := generator.Generate(opts, prof)
+	if err != nil {
 		return err
 	}
 	shapes, err := pool.LoadShapes(fl.traces, fl.step, fl.seed)
@@ -85,9 +131,21 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 	if err != nil {
 		return err
 	}
-	targets := make([]float64, len(apps))
+	if !fl.tune.off {
+		bar := newBar(progress, "[tune]  hpa+vpa ", tc.Steps)
+		tc.Progress = bar.set
+		err := baselines.TunePool(ctx, prof, apps, simApps, tc)
+		bar.done()
+		if err != nil {
+			return err
+		}
+	}
+	if err := writePool(filepath.Join(fl.out, "pool"), apps, prof); err != nil {
+		return err
+	}
+	targets, minCPU, sources := make([]float64, len(apps)), make([]float64, len(apps)), make([]string, len(apps))
 	for i, a := range apps {
-		targets[i] = a.Profile.Targets.CPU
+		targets[i], minCPU[i], sources[i] = a.Profile.Targets.CPU, a.MinCPU, a.Load.Source
 	}
 	steps := int(fl.duration / fl.step)
 	var factories []baselines.Factory
@@ -97,10 +155,10 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 		}
 	}
 	if len(factories) == 0 {
-		return fmt.Errorf("--baselines %v: none known (static, hpa, vpa, hpa+vpa)", fl.only)
+		return fmt.Errorf("--baselines %v: none known (static, hpa, vpa, hpa+vpa, %q)", fl.only, baselines.DefaultTarget)
 	}
 	rep := baselines.Report{
-		Command: fmt.Sprintf("aware run --apps %d --seed %d --duration %s --step %s", fl.apps, fl.seed, fl.duration, fl.step),
+		Command: fmt.Sprintf("aware run --apps %d --seed %d --duration %s --step %s%s", fl.apps, fl.seed, fl.duration, fl.step, fl.tune.args()),
 		Apps:    len(apps), Seed: fl.seed, Steps: steps, StepSeconds: fl.step.Seconds(), Shapes: shapes.Origin,
 	}
 	fmt.Fprintf(progress, "%d applications, %d steps of %s, shapes %v\n", len(apps), steps, fl.step, shapes.Origin)
@@ -110,7 +168,7 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 			return err
 		}
 		bar := newBar(progress, fmt.Sprintf("[%d/%d] %-8s", k+1, len(factories), f.Name), steps)
-		res, err := baselines.Run(ctx, cl, f, baselines.Config{Steps: steps, Seed: fl.seed, CPUTargets: targets, Progress: bar.set})
+		res, err := baselines.Run(ctx, cl, f, baselines.Config{Steps: steps, Seed: fl.seed, CPUTargets: targets, MinCPU: minCPU, Groups: sources, Progress: bar.set})
 		bar.done()
 		if err != nil {
 			return err
@@ -160,3 +218,27 @@ func (b *bar) set(done int) {
 }
 
 func (b *bar) done() { fmt.Fprintln(b.w) }
+
+// args are the flags that reproduce t, when not the defaults.
+func (t tuneFlags) args() string {
+	if t.off {
+		return " --no-tune"
+	}
+	return fmt.Sprintf(" --tune-window %s --tune-warmup %s --tune-max-violations %g", t.window, t.warmup, t.maxViolations)
+}
+
+// writePool writes the pool's apps and its summary (summary.md) to dir.
+func writePool(dir string, apps []generator.App, prof *calibration.Profile) error {
+	if err := generator.WriteDir(dir, apps); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		return err
+	}
+	if err := generator.Summarize(apps, prof).WriteMarkdown(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -13,14 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
+	"github.com/aware-autoscaler/aware/generator"
 )
 
 func TestRunMainJob(t *testing.T) {
 	out := t.TempDir()
 	var stdout, progress bytes.Buffer
-	fl := runFlags{apps: 20, seed: 3, duration: 2 * time.Hour, step: 30 * time.Second, traces: filepath.Join(out, "no-traces"), out: out}
+	tune := tuneFlags{window: time.Hour, warmup: 10 * time.Minute, maxViolations: 0.01}
+	fl := runFlags{apps: 20, seed: 3, duration: 2 * time.Hour, step: 30 * time.Second, traces: filepath.Join(out, "no-traces"), out: out, tune: tune}
 	require.NoError(t, runMain(context.Background(), &stdout, &progress, fl))
-	for _, b := range []string{"static", "hpa", "vpa", "hpa+vpa"} {
+	for _, b := range []string{"static", "hpa", "vpa", "hpa+vpa", "hpa+vpa (default target)"} {
 		assert.Contains(t, stdout.String(), "| "+b+" |")
 	}
 	assert.Contains(t, progress.String(), "100%")
@@ -30,10 +32,20 @@ func TestRunMainJob(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &rep))
 	assert.Equal(t, 20, rep.Apps)
 	assert.Equal(t, 240, rep.Steps)
-	assert.Len(t, rep.Results, 4)
+	assert.Len(t, rep.Results, 5)
 	assert.Equal(t, "synthetic", rep.Shapes["nasa"])
-	_, err = os.Stat(filepath.Join(out, "pool", "pool.json"))
-	assert.NoError(t, err)
+	assert.Contains(t, rep.Command, "--tune-window 1h0m0s --tune-warmup 10m0s")
+	apps, err := generator.ReadDir(filepath.Join(out, "pool"))
+	require.NoError(t, err)
+	require.Len(t, apps, 20)
+	for _, a := range apps {
+		require.NotNil(t, a.Tuning, a.Name())
+		assert.Equal(t, "1h0m0s", a.Tuning.Window)
+		assert.Contains(t, baselines.DefaultTuneTargets(), a.Profile.Targets.CPU, "%s's target is a candidate", a.Name())
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "pool", "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "HPA+VPA baseline's CPU targets")
 
 	// Same seed, same numbers.
 	var again bytes.Buffer
@@ -51,7 +63,9 @@ func TestRunMainJob(t *testing.T) {
 	for _, bad := range []runFlags{
 		{apps: 0, duration: time.Hour, step: time.Minute},
 		{apps: 1, duration: time.Second, step: time.Minute},
-		{apps: 1, duration: time.Hour, step: time.Minute, only: []string{"nope"}, out: t.TempDir()},
+		{apps: 1, duration: time.Hour, step: time.Minute, only: []string{"nope"}, out: t.TempDir(), tune: tune},
+		{apps: 1, duration: time.Hour, step: time.Minute, out: t.TempDir(), tune: tuneFlags{window: time.Hour, warmup: time.Hour}},
+		{apps: 1, duration: time.Hour, step: time.Minute, out: t.TempDir(), tune: tuneFlags{window: time.Hour, maxViolations: 1}},
 	} {
 		assert.Error(t, runMain(context.Background(), &stdout, &progress, bad))
 	}
@@ -111,7 +125,7 @@ func TestCompareCommand(t *testing.T) {
 		scored: 1, workers: 2, step: 30 * time.Second, traces: filepath.Join(out, "none"), out: out}
 	require.NoError(t, runCompare(context.Background(), &buf, &progress, fl))
 	assert.Contains(t, progress.String(), "on 2 test-split applications (app-0005 app-0009)")
-	assert.Contains(t, buf.String(), "| app-0009 | imageCompress:320→objectWrite:786432→objectRead:393216 | p99 ≤ 33.7 ms | ppo | 2 |")
+	assert.Contains(t, buf.String(), "| app-0009 | imageCompress:320→objectWrite:786432→objectRead:393216 | p99 ≤ 117.6 ms | ppo | 2 |")
 	assert.Contains(t, buf.String(), "--episodes ddpg=2,ppo=2")
 	for _, f := range []string{"results.json", "results.md", "curves-ddpg.png", "curves-ppo.png"} {
 		_, err := os.Stat(filepath.Join(out, f))

@@ -125,6 +125,9 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := tuneApps(ctx, prof, apps[:1], simApps[:1], fl.step, fl.seed); err != nil {
+		return err
+	}
 	env, err := sim.NewEnv(prof, simApps[0], sim.WithStep(fl.step))
 	if err != nil {
 		return err
@@ -158,7 +161,7 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 		return err
 	}
 	hv, _ := baselines.Find("hpa+vpa")
-	base, err := train.BaselineScore(ctx, env, hv, app.Profile.Targets.CPU, fl.step, fl.seed, scored)
+	base, err := train.BaselineScore(ctx, env, hv, app.Profile.Targets.CPU, app.MinCPU, fl.step, fl.seed, scored)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -24,12 +26,37 @@ type Report struct {
 func (r Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(w, "Baselines on the simulator: %d applications, %d steps of %gs (%.1f h), seed %d.\n\n",
 		r.Apps, r.Steps, r.StepSeconds, float64(r.Steps)*r.StepSeconds/3600, r.Seed)
-	fmt.Fprintln(w, "| autoscaler | mean reward / step | reward / 100-step episode | CPU util | memory util | SLO violations | OOM kills | dropped | replicas | CPU cores |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-	for _, x := range r.Results {
-		fmt.Fprintf(w, "| %s | %.3f | %.1f | %.1f%% | %.1f%% | %.1f%% | %d | %.2f%% | %.2f | %.2f |\n",
-			x.Baseline, x.MeanReward, x.EpisodeReward, 100*x.CPUUtil, 100*x.MemoryUtil, 100*x.SLOViolations,
+	const header = "| mean reward / step | reward / 100-step episode | CPU util | memory util | SLO violations | OOM kills | dropped | replicas | CPU cores |"
+	const rule = "|---|---|---|---|---|---|---|---|---|"
+	row := func(x Result) string {
+		return fmt.Sprintf("| %.3f | %.1f | %.1f%% | %.1f%% | %.1f%% | %d | %.2f%% | %.2f | %.2f |",
+			x.MeanReward, x.EpisodeReward, 100*x.CPUUtil, 100*x.MemoryUtil, 100*x.SLOViolations,
 			x.OOMKills, 100*x.Dropped, x.Replicas, x.CPUCores)
+	}
+	fmt.Fprintln(w, "| autoscaler "+header)
+	fmt.Fprintln(w, "|---"+rule)
+	for _, x := range r.Results {
+		fmt.Fprintf(w, "| %s %s\n", x.Baseline, row(x))
+	}
+	fmt.Fprintln(w, "\nSpread over applications: p10 / p50 / p90 of each application's mean.")
+	fmt.Fprintln(w, "\n| autoscaler | CPU util | memory util | SLO violations |\n|---|---|---|---|")
+	pct := func(q Quantiles) string { return fmt.Sprintf("%.1f / %.1f / %.1f %%", 100*q.P10, 100*q.P50, 100*q.P90) }
+	for _, x := range r.Results {
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", x.Baseline, pct(x.Spread.CPUUtil), pct(x.Spread.MemoryUtil), pct(x.Spread.SLOViolations))
+	}
+	var grouped bool
+	for _, x := range r.Results {
+		if len(x.Groups) > 0 {
+			if !grouped {
+				fmt.Fprintln(w, "\nBy load source:")
+				fmt.Fprintln(w, "\n| autoscaler | source | apps "+header)
+				fmt.Fprintln(w, "|---|---|---"+rule)
+				grouped = true
+			}
+			for _, g := range slices.Sorted(maps.Keys(x.Groups)) {
+				fmt.Fprintf(w, "| %s | %s | %d %s\n", x.Baseline, g, x.Groups[g].Apps, row(x.Groups[g]))
+			}
+		}
 	}
 	srcs := make([]string, 0, len(r.Shapes))
 	for s := range r.Shapes {

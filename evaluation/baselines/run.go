@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/controller/recommender/hpa"
 	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
@@ -38,15 +41,24 @@ func Factories() []Factory {
 			return hpa.New(b, step, hpa.WithTarget(t))
 		}},
 		{"vpa", func(b recommender.Bounds, step time.Duration, _ float64) (recommender.Recommender, error) {
-			return vpa.New(b, step)
+			return vpa.New(b, step, vpa.PodFloor(b)...)
 		}},
 		{"hpa+vpa", func(b recommender.Bounds, step time.Duration, t float64) (recommender.Recommender, error) {
 			return mpa.New(b, step, mpa.WithHPA(hpa.WithTarget(t)))
 		}},
+		{DefaultTarget, func(b recommender.Bounds, step time.Duration, _ float64) (recommender.Recommender, error) {
+			return mpa.New(b, step, mpa.WithHPA(hpa.WithTarget(v1alpha1.DefaultCPUTarget)))
+		}},
 	}
 }
 
-// Find returns the factory named name ("static", "hpa", "vpa" or "hpa+vpa").
+// DefaultTarget is the HPA+VPA baseline with the profile's default CPU
+// target (0.7) for every application instead of the per-application target
+// the pool was tuned to (see Tune).
+const DefaultTarget = "hpa+vpa (default target)"
+
+// Find returns the factory named name ("static", "hpa", "vpa", "hpa+vpa" or
+// DefaultTarget).
 func Find(name string) (Factory, bool) {
 	for _, f := range Factories() {
 		if f.Name == name {
@@ -101,14 +113,38 @@ type Result struct {
 	CPUCores float64 `json:"cpuCores"`
 	// Seconds is the wall time of the run.
 	Seconds float64 `json:"seconds"`
+	// Spread is the distribution over applications of each one's mean
+	// utilisation and violation fraction.
+	Spread Spread `json:"spread"`
+	// Groups are the results of the groups of Config.Groups, by name.
+	Groups map[string]Result `json:"groups,omitempty"`
+}
+
+// Spread is the distribution of per-application means over applications.
+type Spread struct {
+	CPUUtil, MemoryUtil, SLOViolations Quantiles
+}
+
+// Quantiles are the p10, p50 and p90 of a per-application quantity.
+type Quantiles struct {
+	P10 float64 `json:"p10"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
 }
 
 // Config is one run.
 type Config struct {
 	Steps int
 	Seed  uint64
-	// CPUTargets are per-app HPA utilisation targets (0.8 when nil).
+	// CPUTargets are per-app HPA utilisation targets (the profile's default
+	// when nil or zero).
 	CPUTargets []float64
+	// MinCPU are per-app CPU floors of the MPA's resource policy
+	// (minAllowed; the cluster's bounds when nil or below them).
+	MinCPU []float64
+	// Groups, when set, name each application's group (e.g. its load
+	// source); Run then also reports each group.
+	Groups []string
 	// Progress is called after each step with the steps done.
 	Progress func(done int)
 }
@@ -116,57 +152,45 @@ type Config struct {
 // Run drives cl (fresh, reset by Run) with one autoscaler per application
 // from f for cfg.Steps steps.
 func Run(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config) (Result, error) {
-	if cfg.Steps < 1 {
-		return Result{}, fmt.Errorf("baselines: steps %d must be positive", cfg.Steps)
-	}
 	start := time.Now()
-	n := cl.Len()
-	b := RecommenderBounds(cl.Bounds())
-	step := time.Duration(cl.StepSeconds() * float64(time.Second))
-	recs := make([]recommender.Recommender, n)
-	for i := range recs {
-		t := 0.8
-		if i < len(cfg.CPUTargets) && cfg.CPUTargets[i] > 0 {
-			t = cfg.CPUTargets[i]
-		}
-		r, err := f.New(b, step, t)
-		if err != nil {
-			return Result{}, fmt.Errorf("baselines: %s for %s: %w", f.Name, cl.App(i).Name, err)
-		}
-		recs[i] = r
-	}
-	obs := make([]float64, n*gym.StateDim)
-	if err := cl.Reset(ctx, cfg.Seed, obs); err != nil {
+	acc, err := drive(ctx, cl, f, cfg, 0)
+	if err != nil {
 		return Result{}, err
 	}
-	acc := make([]accum, n)
-	for t := range cfg.Steps {
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
+	r := summarize(f.Name, acc, cfg.Steps)
+	r.Seconds = time.Since(start).Seconds()
+	if r.Apps == 0 {
+		return r, errors.New("baselines: nothing was simulated")
+	}
+	if len(cfg.Groups) > 0 {
+		if len(cfg.Groups) != len(acc) {
+			return r, fmt.Errorf("baselines: %d groups for %d applications", len(cfg.Groups), len(acc))
 		}
-		now := time.Duration(t+1) * step
-		err := cl.ForEach(ctx, func(i int) {
-			a := cl.Allocation(i)
-			next := recs[i].Recommend(Observe(now, gym.Allocation{Replicas: a.Replicas, CPU: a.CPU, Memory: a.Memory}, cl.Metrics(i)))
-			cl.Set(i, sim.Allocation{Replicas: next.Replicas, CPU: next.CPU, Memory: next.Memory})
-		})
-		if err != nil {
-			return Result{}, err
+		byGroup := map[string][]accum{}
+		for i, g := range cfg.Groups {
+			byGroup[g] = append(byGroup[g], acc[i])
 		}
-		if err := cl.Advance(ctx); err != nil {
-			return Result{}, err
-		}
-		for i := range acc {
-			acc[i].add(cl.Info(i), cl.Reward(i), cl.StepSeconds())
-		}
-		if cfg.Progress != nil {
-			cfg.Progress(t + 1)
+		r.Groups = make(map[string]Result, len(byGroup))
+		for g, a := range byGroup {
+			r.Groups[g] = summarize(f.Name, a, cfg.Steps)
 		}
 	}
-	r := Result{Baseline: f.Name, Apps: n, Steps: cfg.Steps, Seconds: time.Since(start).Seconds()}
+	return r, nil
+}
+
+// summarize totals the applications' accumulations.
+func summarize(name string, acc []accum, steps int) Result {
+	r := Result{Baseline: name, Apps: len(acc), Steps: steps}
 	var total accum
+	cpu, mem, viol := make([]float64, 0, len(acc)), make([]float64, 0, len(acc)), make([]float64, 0, len(acc))
 	for _, a := range acc {
 		total.merge(a)
+		if k := float64(a.steps); k > 0 {
+			cpu, mem, viol = append(cpu, a.cpu/k), append(mem, a.mem/k), append(viol, float64(a.violations)/k)
+		}
+	}
+	if total.steps == 0 {
+		return Result{Baseline: name, Steps: steps}
 	}
 	k := float64(total.steps)
 	r.MeanReward = total.reward / k
@@ -178,10 +202,78 @@ func Run(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config) (Result, e
 		r.Dropped = total.dropped / total.arrived
 	}
 	r.Replicas, r.CPUCores = total.replicas/k, total.cores/k
-	if total.steps == 0 {
-		return r, errors.New("baselines: nothing was simulated")
+	r.Spread = Spread{CPUUtil: quantiles(cpu), MemoryUtil: quantiles(mem), SLOViolations: quantiles(viol)}
+	return r
+}
+
+// quantiles are x's p10, p50 and p90 (nearest rank).
+func quantiles(x []float64) Quantiles {
+	if len(x) == 0 {
+		return Quantiles{}
 	}
-	return r, nil
+	s := slices.Clone(x)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[max(0, int(math.Ceil(q*float64(len(s))))-1)] }
+	return Quantiles{P10: at(0.1), P50: at(0.5), P90: at(0.9)}
+}
+
+// drive runs cl (reset by drive) with one autoscaler per application from
+// f for cfg.Steps steps and returns each application's totals over the
+// steps after the first warmup.
+func drive(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config, warmup int) ([]accum, error) {
+	if cfg.Steps < 1 {
+		return nil, fmt.Errorf("baselines: steps %d must be positive", cfg.Steps)
+	}
+	n := cl.Len()
+	b := RecommenderBounds(cl.Bounds())
+	step := time.Duration(cl.StepSeconds() * float64(time.Second))
+	recs := make([]recommender.Recommender, n)
+	for i := range recs {
+		t := v1alpha1.DefaultCPUTarget
+		if i < len(cfg.CPUTargets) && cfg.CPUTargets[i] > 0 {
+			t = cfg.CPUTargets[i]
+		}
+		bi := b
+		if i < len(cfg.MinCPU) && cfg.MinCPU[i] > bi.MinCPU {
+			bi.MinCPU = min(cfg.MinCPU[i], bi.MaxCPU)
+		}
+		r, err := f.New(bi, step, t)
+		if err != nil {
+			return nil, fmt.Errorf("baselines: %s for %s: %w", f.Name, cl.App(i).Name, err)
+		}
+		recs[i] = r
+	}
+	obs := make([]float64, n*gym.StateDim)
+	if err := cl.Reset(ctx, cfg.Seed, obs); err != nil {
+		return nil, err
+	}
+	acc := make([]accum, n)
+	for t := range cfg.Steps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		now := time.Duration(t+1) * step
+		err := cl.ForEach(ctx, func(i int) {
+			a := cl.Allocation(i)
+			next := recs[i].Recommend(Observe(now, gym.Allocation{Replicas: a.Replicas, CPU: a.CPU, Memory: a.Memory}, cl.Metrics(i)))
+			cl.Set(i, sim.Allocation{Replicas: next.Replicas, CPU: next.CPU, Memory: next.Memory})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := cl.Advance(ctx); err != nil {
+			return nil, err
+		}
+		if t >= warmup {
+			for i := range acc {
+				acc[i].add(cl.Info(i), cl.Reward(i), cl.StepSeconds())
+			}
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(t + 1)
+		}
+	}
+	return acc, nil
 }
 
 type accum struct {

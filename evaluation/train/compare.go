@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -17,8 +18,12 @@ type Case struct {
 	Name  string // pool name, such as app-0803
 	Chain string // segment chain, for the table
 	App   sim.App
-	// CPUTarget is the baseline HPA's utilisation target (0.8 when 0).
+	// CPUTarget is the baseline HPA's utilisation target (the profile's
+	// default when 0).
 	CPUTarget float64
+	// MinCPU is the baseline MPA's minAllowed CPU (the action space's
+	// low bound when below it).
+	MinCPU float64
 }
 
 // CompareConfig is one agents-versus-baseline study.
@@ -172,7 +177,7 @@ func compareCase(ctx context.Context, c Case, cfg CompareConfig) ([]Result, erro
 	if err != nil {
 		return nil, err
 	}
-	base, err := BaselineScore(ctx, env, cfg.Baseline, c.CPUTarget, cfg.Step, cfg.Seed, cfg.EvalEpisodes)
+	base, err := BaselineScore(ctx, env, cfg.Baseline, c.CPUTarget, c.MinCPU, cfg.Step, cfg.Seed, cfg.EvalEpisodes)
 	if err != nil {
 		return nil, err
 	}
@@ -212,14 +217,17 @@ func compareCase(ctx context.Context, c Case, cfg CompareConfig) ([]Result, erro
 	return res, nil
 }
 
-// BaselineScore scores f's autoscaler on env: warm-up episodes first (the
-// recommender keeps its history), then n scored episodes reset with
-// EvalSeed(seed)+i, the seeds agents are scored with.
-func BaselineScore(ctx context.Context, env gym.Env, f baselines.Factory, cpuTarget float64, step time.Duration, seed uint64, n int) (Score, error) {
+// BaselineScore scores f's autoscaler on env, with HPA target cpuTarget
+// and CPU floor minCPU: warm-up episodes first (the recommender keeps its
+// history), then n scored episodes reset with EvalSeed(seed)+i, the seeds
+// agents are scored with.
+func BaselineScore(ctx context.Context, env gym.Env, f baselines.Factory, cpuTarget, minCPU float64, step time.Duration, seed uint64, n int) (Score, error) {
 	if cpuTarget <= 0 {
-		cpuTarget = 0.8
+		cpuTarget = v1alpha1.DefaultCPUTarget
 	}
-	rec, err := f.New(baselines.RecommenderBounds(boundsOf(env.ActionSpace())), step, cpuTarget)
+	b := baselines.RecommenderBounds(boundsOf(env.ActionSpace()))
+	b.MinCPU = min(max(b.MinCPU, minCPU), b.MaxCPU)
+	rec, err := f.New(b, step, cpuTarget)
 	if err != nil {
 		return Score{}, fmt.Errorf("baseline %s: %w", f.Name, err)
 	}

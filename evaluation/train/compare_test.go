@@ -88,7 +88,7 @@ func TestBaselineScoreSeeds(t *testing.T) {
 	f, ok := baselines.Find("static")
 	require.True(t, ok)
 	e := env(t, 10)
-	s, err := BaselineScore(context.Background(), e, f, 0, 30*time.Second, 7, 3)
+	s, err := BaselineScore(context.Background(), e, f, 0, 0, 30*time.Second, 7, 3)
 	require.NoError(t, err)
 	// A static allocation has no memory: scoring the same seeds directly
 	// gives the same numbers.
