@@ -340,7 +340,9 @@ func TestErrors(t *testing.T) {
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		w := newWorld(t, nil)
-		e := w.env(t)
+		// No controller runs and the actuation timeout is an hour, so only
+		// the context's deadline can end the Step, however busy the machine.
+		e := w.env(t, mpaenv.WithActuationTimeout(time.Hour))
 		_, _, err := e.Reset(t.Context(), 0)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(t.Context(), step/2)
