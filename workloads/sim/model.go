@@ -47,6 +47,40 @@ func DefaultOverheads() Overheads {
 	return Overheads{CPU: 90e-6, Time: 150e-6, Request: 300}
 }
 
+// The workload server's own resident set, on which the profile's
+// per-segment working sets (growth over an idle process) sit. Measured as
+// VmRSS of `aware workload serve` on the calibration machine (2026-11-25: a
+// 69 MB binary, Go 1.26, GOGC 100); see docs/simulator.md, "Validation
+// against the real workload server".
+const (
+	// ServerIdleBytes is the idle server's resident set with its
+	// application set up: 40.2–40.6 MiB in five starts, of which 33–34 MiB
+	// are the binary's code and data pages that package initialisation
+	// touches and 7 MiB anonymous (runtime, package state). The profile's
+	// RSSBaseBytes is the same figure for the binary the profile was
+	// measured with, which was smaller: 17.3 MiB in the committed profile
+	// of 2026-11-21, a 24 MB binary from before the controller and the
+	// Kubernetes clients were linked in (that commit rebuilt: 14.8 MiB
+	// measuring, 15.6 MiB serving). NewModel takes the larger, so that a
+	// profile measured with today's binary or a larger one is used as is.
+	ServerIdleBytes = 40.4 * (1 << 20)
+	// ServerLoadBytes is what a server under steady load holds beyond its
+	// idle resident set whatever the application: the Go heap grown to its
+	// GC goal (twice the live heap at GOGC 100, where an idle process after
+	// debug.FreeOSMemory, as calibration measures its base, holds the live
+	// heap only), the serving goroutines' stacks and the HTTP code paths.
+	// Measured with trivial chains and about one request in flight:
+	// matMul 75 at 900 req/s, 40.2 → 44.9 MiB; matMul 100 at 200 req/s,
+	// 40.4 → 45.1 MiB.
+	ServerLoadBytes = 4.7 * (1 << 20)
+	// RequestBytes is the least a request in flight holds, whatever it
+	// does: its goroutines' stacks, the request, the connection's buffers.
+	// Measured: a sleep:400 server at 200 req/s grows by 18 KB per request
+	// in flight (80 in flight) beyond ServerLoadBytes; with one slot, 16 KB
+	// per queued request (394 → 1184 queued: +12.6 MB).
+	RequestBytes = 16 << 10
+)
+
 // NewModel derives the model of chain on a node whose CPU is speed times as
 // fast as the calibration machine. Sizes the profile lacks are
 // interpolated log-log between the nearest calibrated sizes (extrapolated
@@ -59,7 +93,10 @@ func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, o
 		return Model{}, fmt.Errorf("model: speed %g must be positive", speed)
 	}
 	var m Model
-	var ex2, sd2, ws1, slope float64
+	// held is Σ over segments of (wall seconds in the segment × working set
+	// a concurrent request holds there): by Little's law a pod with n
+	// requests in flight has n·t_i/T of them in segment i.
+	var ex2, sd2, ws1, held float64
 	for i, seg := range chain {
 		e, err := entryAt(prof, seg.Name, seg.Size)
 		if err != nil {
@@ -76,9 +113,11 @@ func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, o
 		sd := e.ServiceCV * mean
 		sd2 += sd * sd
 		ws1 += float64(e.WorkingSet1)
+		slope := 0.0
 		if c := float64(e.Concurrency); c > 1 {
-			slope = math.Max(slope, float64(e.WorkingSet-e.WorkingSet1)/(c-1))
+			slope = float64(e.WorkingSet-e.WorkingSet1) / (c - 1)
 		}
+		held += mean * math.Max(slope, RequestBytes)
 		m.IOBytes += diskBytes(seg.Name, e)
 		m.NetBytes += netBytes(seg.Name, e)
 	}
@@ -91,8 +130,15 @@ func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, o
 	m.P95 = m.P50 + ex
 	m.CV2 = sd2 / (m.P50 * m.P50)
 	m.P99 = m.P50 + ex*2.326/1.645
-	m.BaseMemory = float64(prof.RSSBaseBytes) + ws1
-	m.MemoryPerRequest = math.Max(slope, 16<<10) // at least a goroutine, buffers and a connection
+	m.BaseMemory = math.Max(float64(prof.RSSBaseBytes), ServerIdleBytes) + ServerLoadBytes + ws1
+	// A further concurrent request holds, on average over its time in the
+	// pod, each segment's per-request working set for the share of its time
+	// spent there, and at least RequestBytes throughout (HTTP handling
+	// included).
+	m.MemoryPerRequest = RequestBytes
+	if m.P50 > 0 {
+		m.MemoryPerRequest = (held + (ov.CPU/speed+ov.Time)*RequestBytes) / m.P50
+	}
 	m.NetBytes += ov.Request
 	return m, nil
 }
