@@ -4,8 +4,9 @@ import "math"
 
 // queuedBytes is what a request waiting for one of the server's bounded
 // concurrency slots holds: a goroutine's stack, the request and the
-// connection's buffers, not the working set of running requests.
-const queuedBytes = 16 << 10
+// connection's buffers (RequestBytes, measured), not the working set of
+// running requests.
+const queuedBytes = RequestBytes
 
 // delays is the latency model of one pod at a steady completion rate,
 // without the backlog carried between steps: CFS throttling of a request
