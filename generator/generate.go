@@ -363,13 +363,12 @@ func chainKey(chain []segments.Spec) string {
 type cost struct {
 	cpu, wall  float64 // CPU and wall-clock seconds (mean), with HTTP overhead
 	cpuWall    float64 // wall-clock seconds spent on a CPU
-	workingSet float64 // bytes: idle process plus each segment's working set (concurrency 4)
 	perRequest float64 // bytes held per in-flight request
 	io         float64 // bytes read and written per request
 }
 
 func chainCost(prof *calibration.Profile, chain []segments.Spec) (cost, error) {
-	c := cost{cpu: requestCPU, wall: requestCPU + requestTime, cpuWall: requestCPU, workingSet: float64(prof.RSSBaseBytes)}
+	c := cost{cpu: requestCPU, wall: requestCPU + requestTime, cpuWall: requestCPU}
 	for i, s := range chain {
 		e, ok := prof.Lookup(s.Name, s.Size)
 		if !ok {
@@ -379,7 +378,6 @@ func chainCost(prof *calibration.Profile, chain []segments.Spec) (cost, error) {
 		c.cpu += e.CPUSeconds
 		c.wall += e.ServiceMean
 		c.cpuWall += share * e.ServiceMean
-		c.workingSet += float64(e.WorkingSet)
 		c.perRequest += float64(e.WorkingSet) / float64(max(e.Concurrency, 1))
 		c.io += e.ReadBytes + e.WriteBytes
 	}
