@@ -18,9 +18,10 @@ const MiB = 1 << 20
 
 // DefaultBounds are the artifact's bounds, replicas 1–20, CPU 128–2048m and
 // memory up to 3072 MiB, but with a memory floor of 32 MiB instead of the
-// artifact's 256 MiB: the workload server's working set is 18–31 MiB idle,
-// and a 256 MiB floor caps memory utilisation near 10 %, leaving the
-// reward's memory term without signal.
+// artifact's 256 MiB: a loaded workload server holds 45–60 MiB for most
+// chains (sim.ServerIdleBytes and ServerLoadBytes, measured), so a 256 MiB
+// floor caps memory utilisation near 20 % and leaves the reward's memory
+// term little signal; the floor must sit below every pod's need, not above.
 func DefaultBounds() Bounds {
 	return Bounds{MinReplicas: 1, MaxReplicas: 20, MinCPU: 0.128, MaxCPU: 2.048, MinMemory: 32 * MiB, MaxMemory: 3072 * MiB}
 }
