@@ -160,6 +160,10 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 	rep := baselines.Report{
 		Command: fmt.Sprintf("aware run --apps %d --seed %d --duration %s --step %s%s", fl.apps, fl.seed, fl.duration, fl.step, fl.tune.args()),
 		Apps:    len(apps), Seed: fl.seed, Steps: steps, StepSeconds: fl.step.Seconds(), Shapes: shapes.Origin,
+		ShapeStats: map[string]baselines.ShapeStats{},
+	}
+	for src, sh := range shapes.Shapes {
+		rep.ShapeStats[src] = baselines.StatsOf(sh)
 	}
 	fmt.Fprintf(progress, "%d applications, %d steps of %s, shapes %v\n", len(apps), steps, fl.step, shapes.Origin)
 	for k, f := range factories {

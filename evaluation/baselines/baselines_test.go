@@ -108,6 +108,10 @@ func TestReport(t *testing.T) {
 	require.NoError(t, rep.WriteMarkdown(&b))
 	assert.Contains(t, b.String(), "| static | 1.000 | 100.0 | 50.0% |")
 	assert.Contains(t, b.String(), "nasa (synthetic)")
+	rep.ShapeStats = map[string]ShapeStats{"nasa": StatsOf([]float64{0, 0.01, 1, 1.2, 1.79})}
+	b.Reset()
+	require.NoError(t, rep.WriteMarkdown(&b))
+	assert.Contains(t, b.String(), "nasa (synthetic; p95 1.79 × the mean, 40.0 % of steps idle)")
 	dir := t.TempDir()
 	require.NoError(t, rep.Save(dir))
 	for _, f := range []string{"results.json", "results.md"} {

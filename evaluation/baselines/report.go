@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,33 @@ type Report struct {
 	Steps       int               `json:"steps"`
 	StepSeconds float64           `json:"stepSeconds"`
 	Shapes      map[string]string `json:"shapes"`
-	Results     []Result          `json:"results"`
+	// ShapeStats describe each load shape at the step (optional).
+	ShapeStats map[string]ShapeStats `json:"shapeStats,omitempty"`
+	Results    []Result              `json:"results"`
+}
+
+// ShapeStats describe a load shape of mean 1: its p95 and the share of its
+// steps below 5 % of the mean (idle steps, whose utilisation is near zero
+// whatever the autoscaler, with at least one pod).
+type ShapeStats struct {
+	P95  float64 `json:"p95"`
+	Idle float64 `json:"idle"`
+}
+
+// StatsOf describes a load shape of mean 1.
+func StatsOf(shape []float64) ShapeStats {
+	if len(shape) == 0 {
+		return ShapeStats{}
+	}
+	s := slices.Clone(shape)
+	slices.Sort(s)
+	idle := 0
+	for _, v := range s {
+		if v < 0.05 {
+			idle++
+		}
+	}
+	return ShapeStats{P95: s[max(0, int(math.Ceil(0.95*float64(len(s))))-1)], Idle: float64(idle) / float64(len(s))}
 }
 
 // WriteMarkdown prints the report as a Markdown table with its context.
@@ -65,7 +92,11 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	sort.Strings(srcs)
 	fmt.Fprint(w, "\nLoad shapes:")
 	for _, s := range srcs {
-		fmt.Fprintf(w, " %s (%s)", s, r.Shapes[s])
+		fmt.Fprintf(w, " %s (%s", s, r.Shapes[s])
+		if st, ok := r.ShapeStats[s]; ok {
+			fmt.Fprintf(w, "; p95 %.2f × the mean, %.1f %% of steps idle", st.P95, 100*st.Idle)
+		}
+		fmt.Fprint(w, ")")
 	}
 	_, err := fmt.Fprintf(w, ".\nReward per step is α·SP·2 + (1−α)·(CPU util + memory util), α = 0.5, in [0, 2]; utilisation is usage over the limits of the desired pods; an SLO violation is a step with SP < 1. Reproduce with `%s`.\n", r.Command)
 	return err
