@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+
+	"github.com/aware-autoscaler/aware/evaluation/pool"
 )
 
 // Report is a whole run: what was simulated and each baseline's result.
@@ -38,15 +39,13 @@ func StatsOf(shape []float64) ShapeStats {
 	if len(shape) == 0 {
 		return ShapeStats{}
 	}
-	s := slices.Clone(shape)
-	slices.Sort(s)
 	idle := 0
-	for _, v := range s {
+	for _, v := range shape {
 		if v < 0.05 {
 			idle++
 		}
 	}
-	return ShapeStats{P95: s[max(0, int(math.Ceil(0.95*float64(len(s))))-1)], Idle: float64(idle) / float64(len(s))}
+	return ShapeStats{P95: pool.Quantile(shape, 0.95), Idle: float64(idle) / float64(len(shape))}
 }
 
 // WriteMarkdown prints the report as a Markdown table with its context.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
@@ -13,6 +11,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/recommender/hpa"
 	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
 	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
+	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
@@ -208,13 +207,7 @@ func summarize(name string, acc []accum, steps int) Result {
 
 // quantiles are x's p10, p50 and p90 (nearest rank).
 func quantiles(x []float64) Quantiles {
-	if len(x) == 0 {
-		return Quantiles{}
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	at := func(q float64) float64 { return s[max(0, int(math.Ceil(q*float64(len(s))))-1)] }
-	return Quantiles{P10: at(0.1), P50: at(0.5), P90: at(0.9)}
+	return Quantiles{P10: pool.Quantile(x, 0.1), P50: pool.Quantile(x, 0.5), P90: pool.Quantile(x, 0.9)}
 }
 
 // drive runs cl (reset by drive) with one autoscaler per application from
