@@ -46,7 +46,9 @@ func TestPolicyOf(t *testing.T) {
 	assert.Equal(t, "workload", p.Container)
 	assert.True(t, p.ScaleCPU && p.ScaleMemory)
 	assert.Equal(t, 0.6, p.CPUTarget, "spec.metrics wins over the profile's target")
-	assert.Equal(t, gym.DefaultBounds(), p.GymBounds())
+	want := gym.DefaultBounds()
+	want.MinMemory = 256 * gym.MiB // the fixture's minAllowed
+	assert.Equal(t, want, p.GymBounds())
 	assert.Equal(t, gym.SLO{Kind: gym.LatencySLO, Target: 0.05}, p.SLO())
 	require.NotNil(t, p.Agent)
 	assert.Equal(t, 100, p.Agent.EpisodeLength, "the profile is defaulted")
