@@ -299,8 +299,7 @@ func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *ca
 // (sim.SteadyState): one pod of cpu cores whose server runs concurrency
 // requests at once, loaded to util of what it can complete.
 func ReferenceP99(m sim.Model, concurrency int, cpu, util float64) (float64, error) {
-	mu := math.Min(cpu/m.CPU, float64(concurrency)/m.P50)
-	st := sim.SteadyState(m, sim.Allocation{Replicas: 1, CPU: cpu, Memory: math.Inf(1)}, util*mu, concurrency, referenceStep)
+	st := sim.SteadyState(m, sim.Allocation{Replicas: 1, CPU: cpu, Memory: math.Inf(1)}, util*m.Capacity(cpu, concurrency), concurrency, referenceStep)
 	if !st.Stable() {
 		return 0, fmt.Errorf("the reference point (%g cores at %g of capacity) is unstable", cpu, util)
 	}

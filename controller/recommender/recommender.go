@@ -35,6 +35,13 @@ func (b Bounds) Clamp(a Allocation) Allocation {
 	return a
 }
 
+// WithMinCPU is b with its CPU floor raised to cpu cores (an MPA's
+// per-application minAllowed), at most MaxCPU; a lower cpu leaves b as is.
+func (b Bounds) WithMinCPU(cpu float64) Bounds {
+	b.MinCPU = min(max(b.MinCPU, cpu), b.MaxCPU)
+	return b
+}
+
 // Validate reports whether the bounds are usable: 1 <= MinReplicas <=
 // MaxReplicas, 0 <= MinCPU <= MaxCPU with MaxCPU > 0, and the same for memory.
 func (b Bounds) Validate() error {

@@ -82,3 +82,11 @@ func TestValidateStep(t *testing.T) {
 	require.NoError(t, recommender.ValidateStep(15e9))
 	require.ErrorContains(t, recommender.ValidateStep(0), "step 0s must be positive")
 }
+
+func TestBoundsWithMinCPU(t *testing.T) {
+	b := recommender.Bounds{MinReplicas: 1, MaxReplicas: 20, MinCPU: 0.128, MaxCPU: 2.048, MinMemory: 1, MaxMemory: 2}
+	assert.Equal(t, 0.512, b.WithMinCPU(0.512).MinCPU)
+	assert.Equal(t, 0.128, b.WithMinCPU(0).MinCPU, "a lower floor leaves the bounds")
+	assert.Equal(t, 2.048, b.WithMinCPU(4).MinCPU, "at most MaxCPU")
+	assert.Equal(t, 0.128, b.MinCPU, "b is not changed")
+}

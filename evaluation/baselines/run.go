@@ -227,8 +227,8 @@ func drive(ctx context.Context, cl *sim.Cluster, f Factory, cfg Config, warmup i
 			t = cfg.CPUTargets[i]
 		}
 		bi := b
-		if i < len(cfg.MinCPU) && cfg.MinCPU[i] > bi.MinCPU {
-			bi.MinCPU = min(cfg.MinCPU[i], bi.MaxCPU)
+		if i < len(cfg.MinCPU) {
+			bi = b.WithMinCPU(cfg.MinCPU[i])
 		}
 		r, err := f.New(bi, step, t)
 		if err != nil {

@@ -99,22 +99,21 @@ func Tune(ctx context.Context, prof *calibration.Profile, apps []sim.App, cfg Tu
 	k := len(targets)
 	grid := make([]sim.App, 0, len(apps)*k)
 	perApp := make([]float64, 0, len(apps)*k)
-	var minCPU []float64
-	if cfg.MinCPU != nil {
-		minCPU = make([]float64, 0, len(apps)*k)
-	}
+	minCPU := make([]float64, 0, len(apps)*k)
 	for i, a := range apps {
 		n := len(a.Load.Shape)
 		if n == 0 {
 			return nil, fmt.Errorf("baselines: tune: %s has no load shape", a.Name)
 		}
 		a.Load.Offset = ((a.Load.Offset-cfg.Steps)%n + n) % n
+		floor := 0.0 // the cluster's bounds
+		if i < len(cfg.MinCPU) {
+			floor = cfg.MinCPU[i]
+		}
 		for _, t := range targets {
 			grid = append(grid, a)
 			perApp = append(perApp, t)
-			if i < len(cfg.MinCPU) {
-				minCPU = append(minCPU, cfg.MinCPU[i])
-			}
+			minCPU = append(minCPU, floor)
 		}
 	}
 	cl, err := sim.New(prof, grid, append([]sim.Option{sim.WithStep(cfg.Step)}, cfg.Options...)...)

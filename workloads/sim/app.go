@@ -190,14 +190,14 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 		pods = 0
 	}
 
-	// Arrivals, capacity, backlog and timeouts. A pod completes at most
-	// limit/C requests/s on its cores and k/(mean service) in its k slots.
+	// Arrivals, capacity (Model.Capacity per serving pod), backlog and
+	// timeouts.
 	lambda := a.Load.At(s.t)
 	arrived := lambda * dt
 	k := slots(a.Concurrency)
 	mu := 0.0 // requests/s the serving pods can complete
 	if pods > 0 {
-		mu = math.Min(pods*limit/m.CPU, pods*k/m.P50)
+		mu = pods * m.Capacity(limit, a.Concurrency)
 	}
 	demand := arrived + s.backlog
 	done := math.Min(demand, mu*dt)

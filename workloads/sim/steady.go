@@ -32,7 +32,7 @@ func SteadyState(m Model, a Allocation, lambda float64, concurrency int, dt floa
 	}
 	k := slots(concurrency)
 	perPod := lambda / pods
-	mu := math.Min(a.CPU/m.CPU, k/m.P50)
+	mu := m.Capacity(a.CPU, concurrency)
 	rho := perPod / mu
 	cpu := math.Min(perPod*m.CPU+c.idleCPU, a.CPU) / a.CPU
 	if rho >= c.maxRho {
@@ -48,6 +48,13 @@ func SteadyState(m Model, a Allocation, lambda float64, concurrency int, dt floa
 		Memory:     m.memory(n, k),
 		MemoryPeak: m.memory(n+3*math.Sqrt(n), k),
 	}
+}
+
+// Capacity is the requests/s one pod with a CPU limit of cpu cores
+// completes at most: limit/C on its cores, and concurrency/(mean service
+// time) in its slots when the server bounds them (0: unbounded).
+func (m Model) Capacity(cpu float64, concurrency int) float64 {
+	return math.Min(cpu/m.CPU, slots(concurrency)/m.P50)
 }
 
 // WorkingSet is a pod's working set in bytes with requests in it, of

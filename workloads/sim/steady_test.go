@@ -77,6 +77,9 @@ func TestSteadyState(t *testing.T) {
 		assert.True(t, math.IsInf(st.LatencyP95, 1))
 	}
 
+	assert.Equal(t, capacity, m.Capacity(1, 0), "unbounded: the cores bound it")
+	assert.Equal(t, capacity, m.Capacity(1, 1000))
+
 	// Few slots cap what a pod of mostly-waiting requests completes.
 	sleepy := testApp(0, Allocation{})
 	sleepy.Chain[0].Name, sleepy.Chain[0].Size = "sleep", 400
@@ -84,6 +87,7 @@ func TestSteadyState(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, SteadyState(ms, one, 20, 0, 30).Stable(), "unbounded: the core is far from busy")
 	assert.False(t, SteadyState(ms, one, 20, 4, 30).Stable(), "4 slots of 0.4 s complete at most 10 requests/s")
+	assert.InDelta(t, 4/ms.P50, ms.Capacity(1, 4), 1e-9)
 }
 
 func TestWorkingSetWithBoundedConcurrency(t *testing.T) {
