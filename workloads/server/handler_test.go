@@ -182,17 +182,7 @@ func TestInvokeClientCancellation(t *testing.T) {
 	}}
 	s, ts := newTestServer(t, Config{}, a)
 
-	ctx, cancel := context.WithCancel(t.Context())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/invoke", nil)
-	require.NoError(t, err)
-	errc := make(chan error, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		errc <- err
-	}()
+	errc, cancel := invokeCancellable(t, ts.URL)
 	<-started
 	cancel()
 	require.Error(t, <-errc)
@@ -284,4 +274,22 @@ func TestSampler(t *testing.T) {
 	ok, n = s.allow(t0.Add(1500 * time.Millisecond))
 	assert.True(t, ok)
 	assert.Equal(t, int64(5), n, "suppressed events are reported with the next allowed one")
+}
+
+// invokeCancellable posts to base/invoke in the background; cancel makes
+// the client go away, and the channel then gets the client's error.
+func invokeCancellable(t *testing.T, base string) (<-chan error, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/invoke", nil)
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	return errc, cancel
 }

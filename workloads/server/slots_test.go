@@ -136,17 +136,7 @@ func TestConcurrencyCancelledWaiterNeverRuns(t *testing.T) {
 			}
 
 			// One more waits in the queue; its client goes away.
-			ctx, cancel := context.WithCancel(t.Context())
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/invoke", nil)
-			require.NoError(t, err)
-			errc := make(chan error, 1)
-			go func() {
-				resp, err := http.DefaultClient.Do(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				errc <- err
-			}()
+			errc, cancel := invokeCancellable(t, ts.URL)
 			require.Eventually(t, func() bool { return queuedGauge(s) == 1 }, 10*time.Second, time.Millisecond)
 			cancel()
 			require.Error(t, <-errc)
