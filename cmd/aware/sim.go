@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +43,10 @@ type validateFlags struct {
 	seed         uint64
 	out          string
 	simulateOnly bool
+	profile      string
+	recalibrate  bool
+	pin          bool
+	repeats      int
 }
 
 func newSimValidateCmd() *cobra.Command {
@@ -54,7 +61,15 @@ real trace (../shared/traces; a synthetic day without it) with the load generato
 loopback, simulates the same application, allocation, concurrency and per-second load, and
 prints the table and the median absolute percentage errors against the targets (CPU ≤ 15 %,
 throughput ≤ 5 %, p95 latency ≤ 30 %, memory ≤ 20 %). Real memory is the server process's
-resident set (VmRSS) averaged over the window; simulated memory the pod's working set.`,
+resident set (VmRSS) averaged over the window; simulated memory the pod's working set.
+
+A profile describes the processor it was measured on (a segment's CPU cost differs by up to
+2 × between processors), so by default the segments of the validated chains are re-measured
+here first (--recalibrate) and the simulator uses those figures: what is validated is the
+model, given a calibration of the machine it runs on. The workload server runs on CPUs of its
+own (--pin), away from the load generator and the services. A real run's p95 over a 30 s
+window moves by about 20 % between runs of the same case on a shared machine; --repeats N
+compares the simulator with the median of N runs and states that spread.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimValidate(cmd, fl) },
 	}
@@ -72,12 +87,19 @@ resident set (VmRSS) averaged over the window; simulated memory the pod's workin
 	f.Uint64Var(&fl.seed, "seed", 1, "seed for windows and arrivals")
 	f.StringVar(&fl.out, "out", "", "also write validation.md and validation.json into this folder")
 	f.BoolVar(&fl.simulateOnly, "simulate-only", false, "print the simulated side only (no servers)")
+	f.StringVar(&fl.profile, "profile", "", "calibration profile to simulate with (default: the committed one)")
+	f.BoolVar(&fl.recalibrate, "recalibrate", true, "re-measure the validated chains' segments on this machine first (aware workload calibrate one) and simulate with those figures")
+	f.IntVar(&fl.repeats, "repeats", 1, "run each real case this many times and compare the simulator with the median (the table then states the real p95's spread between repeats)")
+	f.BoolVar(&fl.pin, "pin", true, "run the workload server on CPUs of its own and the load generator and services on the others (cgroup cpuset), as pods and their clients run on different nodes")
 	return cmd
 }
 
 func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
+	if fl.repeats < 1 {
+		return fmt.Errorf("--repeats %d: must be at least 1", fl.repeats)
+	}
 	prof, err := calibration.Default()
 	if err != nil {
 		return err
@@ -85,6 +107,11 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	picks, err := validationPicks(fl, prof)
 	if err != nil {
 		return err
+	}
+	if fl.profile != "" {
+		if prof, err = calibration.Load(fl.profile); err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
 	}
 	sources, err := validation.LoadSources(fl.traces)
 	if err != nil {
@@ -106,7 +133,23 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 
 	var env segments.Env
 	childEnv := []string(nil)
-	if !fl.simulateOnly {
+	// In --simulate-only mode the segments are re-measured only when asked.
+	recal := fl.recalibrate && (!fl.simulateOnly || cmd.Flags().Changed("recalibrate"))
+	var place *validation.Placement
+	if (!fl.simulateOnly || recal) && fl.pin {
+		maxCPU := 0.0
+		for _, c := range fl.cpus {
+			maxCPU = max(maxCPU, c)
+		}
+		place = validation.Place(maxCPU, fmt.Sprintf("aware-validate-%d", os.Getpid()))
+		defer func() {
+			if err := place.Release(); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "release the CPU placement: %v\n", err)
+			}
+		}()
+		fmt.Fprintf(cmd.ErrOrStderr(), "placement: %s\n", place.Desc)
+	}
+	if !fl.simulateOnly || recal {
 		needs := false
 		for _, p := range picks {
 			o, d := (app.Spec{Segments: p.Chain}).Needs()
@@ -129,6 +172,11 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 			}
 			picks = kept
 		}
+		if recal {
+			if prof, err = recalibrate(ctx, cmd.ErrOrStderr(), prof, picks, childEnv); err != nil {
+				return err
+			}
+		}
 	}
 	cases, err := validation.Cases(prof, picks, sources, validation.Plan{CPUs: fl.cpus, Utilisations: fl.utils, Window: fl.window, MaxRate: fl.maxRate, Seed: fl.seed})
 	if err != nil {
@@ -145,10 +193,25 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 		if row.Sim, err = validation.Simulate(ctx, prof, c); err != nil {
 			return err
 		}
-		if !fl.simulateOnly {
-			if row.Real, row.Method, err = validation.Real(ctx, validation.RealConfig{Exe: exe, Env: childEnv, Dir: dir, Warmup: fl.warmup, Seed: fl.seed}, c); err != nil {
+		for rep := range fl.repeats {
+			if fl.simulateOnly {
+				break
+			}
+			if fl.repeats > 1 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "  repeat %d/%d\n", rep+1, fl.repeats)
+			}
+			m, method, err := validation.Real(ctx, validation.RealConfig{Exe: exe, Env: childEnv, Dir: dir, Warmup: fl.warmup, Seed: fl.seed, Placement: place}, c)
+			if err != nil {
 				return err
 			}
+			row.Method = method
+			row.Repeats = append(row.Repeats, m)
+		}
+		if len(row.Repeats) > 0 {
+			row.Real = validation.MedianOf(row.Repeats)
+		}
+		if len(row.Repeats) < 2 {
+			row.Repeats = nil
 		}
 		rows = append(rows, row)
 	}
@@ -169,6 +232,11 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(fl.out, "validation.md"), []byte(md.String()), 0o644); err != nil {
+			return err
+		}
+		// The profile simulated with, re-measured segments included, so that
+		// --profile with --simulate-only reproduces the simulated side.
+		if err := prof.Save(filepath.Join(fl.out, "profile.json")); err != nil {
 			return err
 		}
 		js, err := json.MarshalIndent(struct {
@@ -212,4 +280,42 @@ func validationPicks(fl validateFlags, prof *calibration.Profile) ([]validation.
 		picks = append(picks, validation.Pick{Name: a.Name(), Chain: a.Spec.Segments, Concurrency: a.Concurrency})
 	}
 	return picks, nil
+}
+
+// recalibrate re-measures every segment of the picks' chains on this
+// machine, each in a fresh child process as `aware workload calibrate`
+// does, and returns a copy of prof with those entries replaced.
+func recalibrate(ctx context.Context, progress io.Writer, prof *calibration.Profile, picks []validation.Pick, childEnv []string) (*calibration.Profile, error) {
+	var targets []calibration.Target
+	for _, p := range picks {
+		for _, s := range p.Chain {
+			t := calibration.Target{Segment: s.Name, Size: s.Size}
+			if !slices.Contains(targets, t) {
+				targets = append(targets, t)
+			}
+		}
+	}
+	opts := calibration.DefaultOptions()
+	measure, err := childMeasurer(childEnv, 1, opts)
+	if err != nil {
+		return nil, err
+	}
+	here, err := calibration.Run(ctx, targets, opts, measure, progressLine(progress))
+	fmt.Fprintln(progress)
+	if err != nil {
+		return nil, fmt.Errorf("re-measure the validated segments: %w", err)
+	}
+	local := *prof
+	local.Entries = slices.Clone(prof.Entries)
+	for _, e := range here.Entries {
+		i := slices.IndexFunc(local.Entries, func(o calibration.Entry) bool { return o.Segment == e.Segment && o.Size == e.Size })
+		if i < 0 {
+			local.Entries = append(local.Entries, e)
+			continue
+		}
+		fmt.Fprintf(progress, "%s %d here: %.3g ms of CPU per request (profile %.3g)\n", e.Segment, e.Size, 1e3*e.CPUSeconds, 1e3*local.Entries[i].CPUSeconds)
+		local.Entries[i] = e
+	}
+	local.Sort()
+	return &local, nil
 }

@@ -62,7 +62,44 @@ type Method struct {
 type Row struct {
 	Case Case
 	Method
+	// Real is the median of the real repeats (each field on its own), Sim
+	// the simulation.
 	Real, Sim Measured
+	// Repeats holds each real run when the case ran more than once.
+	Repeats []Measured `json:",omitempty"`
+}
+
+// MedianOf is the field-by-field median of runs.
+func MedianOf(runs []Measured) Measured {
+	var c, t, p, m []float64
+	for _, r := range runs {
+		c, t, p, m = append(c, r.CPU), append(t, r.Throughput), append(p, r.P95), append(m, r.Memory)
+	}
+	return Measured{CPU: median(c), Throughput: median(t), P95: median(p), Memory: median(m)}
+}
+
+// Repeatability is the median, over rows run more than once, of the spread
+// of their real p95s, (max − min) / median: how far the real side moves
+// between runs of the same case, a floor under any model's error. ok is
+// false when no row was repeated.
+func Repeatability(rows []Row) (spread float64, ok bool) {
+	var xs []float64
+	for _, r := range rows {
+		if len(r.Repeats) < 2 {
+			continue
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, m := range r.Repeats {
+			lo, hi = math.Min(lo, m.P95), math.Max(hi, m.P95)
+		}
+		if md := MedianOf(r.Repeats).P95; md > 0 {
+			xs = append(xs, (hi-lo)/md)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return median(xs), true
 }
 
 // Errors are absolute percentage errors of the simulation against reality.
@@ -219,5 +256,15 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	_, err := fmt.Fprintf(w, "\nMedian absolute percentage error over %d runs: CPU %.1f%% (target ≤ %.0f%%: %s), throughput %.1f%% (≤ %.0f%%: %s), p95 latency %.1f%% (≤ %.0f%%: %s), memory %.1f%% (≤ %.0f%%: %s).\n",
 		len(rows), 100*s.CPU, 100*Targets.CPU, ok(s.CPU, Targets.CPU), 100*s.Throughput, 100*Targets.Throughput, ok(s.Throughput, Targets.Throughput),
 		100*s.P95, 100*Targets.P95, ok(s.P95, Targets.P95), 100*s.Memory, 100*Targets.Memory, ok(s.Memory, Targets.Memory))
+	if err != nil {
+		return err
+	}
+	if spread, rep := Repeatability(rows); rep {
+		n := 0
+		for _, r := range rows {
+			n = max(n, len(r.Repeats))
+		}
+		_, err = fmt.Fprintf(w, "Real runs are medians of %d repeats; the real p95's spread between repeats of a case, (max − min) / median, is %.1f%% (median over cases).\n", n, 100*spread)
+	}
 	return err
 }

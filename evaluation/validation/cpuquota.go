@@ -18,18 +18,24 @@ type cpuQuota struct {
 
 // limitCPU puts pid into a new cgroup with a CPU quota of cores, under
 // cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us). When the machine allows
-// neither, it returns a nil quota and the reason.
-func limitCPU(pid int, cores float64, name string) (*cpuQuota, string) {
+// neither, it returns a nil quota and the reason. Under cgroup v2 the same
+// cgroup also confines pid to place's server CPUs (under v1 the cpuset is
+// another hierarchy: Placement.pin).
+func limitCPU(pid int, cores float64, name string, place *Placement) (*cpuQuota, string) {
 	quota := int64(cores * 100000)
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
-		q, err := makeCgroup("/sys/fs/cgroup", name, map[string]string{"cpu.max": fmt.Sprintf("%d 100000", quota)}, pid)
+		files := []string{"cpu.max", fmt.Sprintf("%d 100000", quota)}
+		if place != nil && place.v2 {
+			files = append(files, place.pinFiles()...)
+		}
+		q, err := makeCgroup("/sys/fs/cgroup", name, files, pid)
 		if err == nil {
 			q.desc = fmt.Sprintf("cgroup v2 cpu.max %d/100000", quota)
 			return q, q.desc
 		}
 		return nil, "GOMAXPROCS only (cgroup v2: " + err.Error() + ")"
 	}
-	q, err := makeCgroup("/sys/fs/cgroup/cpu", name, map[string]string{"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": strconv.FormatInt(quota, 10)}, pid)
+	q, err := makeCgroup("/sys/fs/cgroup/cpu", name, []string{"cpu.cfs_period_us", "100000", "cpu.cfs_quota_us", strconv.FormatInt(quota, 10)}, pid)
 	if err != nil {
 		return nil, "GOMAXPROCS only (cgroup v1: " + err.Error() + ")"
 	}
@@ -37,17 +43,16 @@ func limitCPU(pid int, cores float64, name string) (*cpuQuota, string) {
 	return q, q.desc
 }
 
-func makeCgroup(root, name string, files map[string]string, pid int) (*cpuQuota, error) {
+// makeCgroup creates the cgroup root/name, writes files (name, value
+// pairs, in order) into it and moves pid's process into it.
+func makeCgroup(root, name string, files []string, pid int) (*cpuQuota, error) {
 	dir := filepath.Join(root, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
 	q := &cpuQuota{dir: dir}
-	for _, f := range []string{"cpu.cfs_period_us", "cpu.cfs_quota_us", "cpu.max"} {
-		v, ok := files[f]
-		if !ok {
-			continue
-		}
+	for i := 0; i+1 < len(files); i += 2 {
+		f, v := files[i], files[i+1]
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
 			q.remove()
 			return nil, fmt.Errorf("write %s: %w", f, err)

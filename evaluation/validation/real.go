@@ -29,6 +29,8 @@ type RealConfig struct {
 	Warmup time.Duration
 	// Seed places arrivals within each second.
 	Seed uint64
+	// Placement, when not nil, confines the server to its own CPUs (Place).
+	Placement *Placement
 }
 
 // rssInterval is how often Real samples the server's resident set.
@@ -54,17 +56,25 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, Method, error)
 	if err != nil {
 		return Measured{}, Method{}, err
 	}
-	var quota *cpuQuota
+	var quota, pinned *cpuQuota
 	defer func() {
 		if err := child.Stop(20 * time.Second); err != nil && !errors.Is(err, localproc.ErrExited) {
 			fmt.Fprintf(os.Stderr, "stop workload server of %s: %v\n", c.App, err)
 		}
 		_ = quota.remove()
+		_ = pinned.remove()
 	}()
 	if err := child.WaitReady(ctx, 2*time.Minute); err != nil {
 		return Measured{}, Method{}, fmt.Errorf("%s: %w\n%s", c.App, err, child.LogTail())
 	}
-	quota, qdesc := limitCPU(child.Pid(), c.CPU, fmt.Sprintf("aware-validate-%d-%s", os.Getpid(), filepath.Base(dir)))
+	group := fmt.Sprintf("aware-validate-%d-%s", os.Getpid(), filepath.Base(dir))
+	quota, qdesc := limitCPU(child.Pid(), c.CPU, group, cfg.Placement)
+	if pinned, err = cfg.Placement.pin(child.Pid(), group); err != nil {
+		return Measured{}, Method{}, fmt.Errorf("%s: pin the server to CPU %s: %w", c.App, cfg.Placement.Server, err)
+	}
+	if cfg.Placement != nil && cfg.Placement.Server != "" {
+		qdesc += ", CPU " + cfg.Placement.Server
+	}
 	desc := Method{Quota: qdesc, MemorySource: MemoryVmRSS}
 
 	gen, err := loadgen.New(child.URL()+"/invoke", loadgen.WithTimeout(30*time.Second), loadgen.WithMaxOutstanding(20000))

@@ -244,3 +244,57 @@ func TestRealAgainstSimulator(t *testing.T) {
 	assert.Less(t, e.CPU, 0.5, "CPU: real %g, sim %g", real.CPU, simulated.CPU)
 	assert.Less(t, e.Memory, 0.3, "memory: real %g, sim %g", real.Memory, simulated.Memory)
 }
+
+func TestCPUList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+		back string
+	}{
+		{"0", []int{0}, "0"},
+		{"0-1", []int{0, 1}, "0-1"},
+		{"0-3,6,8-9", []int{0, 1, 2, 3, 6, 8, 9}, "0-3,6,8-9"},
+		{"2,3,5", []int{2, 3, 5}, "2-3,5"},
+	} {
+		got, err := parseCPUList(tc.in)
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.back, formatCPUList(got), tc.in)
+	}
+	for _, bad := range []string{"", "a", "3-1", "1-x"} {
+		_, err := parseCPUList(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+func TestPlacementNil(t *testing.T) {
+	var p *Placement
+	g, err := p.pin(1, "x")
+	assert.NoError(t, err)
+	assert.Nil(t, g)
+	assert.NoError(t, p.Release())
+}
+
+func TestRepeats(t *testing.T) {
+	runs := []Measured{{CPU: 1, Throughput: 10, P95: 0.010, Memory: 5}, {CPU: 3, Throughput: 10, P95: 0.040, Memory: 4}, {CPU: 2, Throughput: 11, P95: 0.020, Memory: 6}}
+	assert.Equal(t, Measured{CPU: 2, Throughput: 10, P95: 0.020, Memory: 5}, MedianOf(runs))
+
+	_, ok := Repeatability([]Row{{Real: runs[0]}})
+	assert.False(t, ok, "no repeated row")
+	rows := []Row{
+		{Real: MedianOf(runs), Repeats: runs},                                          // spread (0.04−0.01)/0.02 = 1.5
+		{Real: runs[0], Repeats: []Measured{{P95: 0.010}, {P95: 0.011}}},               // 0.1/0.0105
+		{Real: runs[0], Repeats: []Measured{{P95: 0.010}, {P95: 0.010}, {P95: 0.010}}}, // 0
+	}
+	spread, ok := Repeatability(rows)
+	require.True(t, ok)
+	assert.InDelta(t, 0.001/0.0105, spread, 1e-12)
+
+	var b strings.Builder
+	c := Case{App: "a", CPU: 1, Rates: []float64{1}, Trace: "x"}
+	for i := range rows {
+		rows[i].Case, rows[i].Sim = c, rows[i].Real
+	}
+	require.NoError(t, WriteMarkdown(&b, rows))
+	assert.Contains(t, b.String(), "Real runs are medians of 3 repeats; the real p95's spread between repeats of a case, (max − min) / median, is 9.5% (median over cases).")
+}

@@ -1,0 +1,207 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/aware-autoscaler/aware/controller/rl"
+)
+
+// Config describes the meta learner's network.
+type Config struct {
+	// Features is the width of one trajectory element X_t = [s_t, a_t, r_t]
+	// (state, action and reward, normalised as the agent normalises them).
+	Features int
+	// Hidden is the width of each direction of each BiGRU layer; Layers the
+	// number of stacked bidirectional layers.
+	Hidden, Layers int
+	// FC is the width of the fully connected layer after the pooled BiGRU
+	// summary; Embed the width of the embedding.
+	FC, Embed int
+	// Dropout is the drop probability applied to the pooled summary in
+	// training mode.
+	Dropout float64
+}
+
+// DefaultConfig is the paper's network (digest §3): BiGRU 2 × 256, FC 256 →
+// FC 64 (ReLU), dropout 0.05, for elements features wide.
+func DefaultConfig(features int) Config {
+	return Config{Features: features, Hidden: 256, Layers: 2, FC: 256, Embed: 64, Dropout: 0.05}
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Features <= 0 {
+		errs = append(errs, fmt.Errorf("features %d must be positive", c.Features))
+	}
+	if c.Hidden <= 0 || c.Layers <= 0 {
+		errs = append(errs, fmt.Errorf("BiGRU %d layers × %d units must be positive", c.Layers, c.Hidden))
+	}
+	if c.FC <= 0 || c.Embed <= 0 {
+		errs = append(errs, fmt.Errorf("FC %d and embedding %d widths must be positive", c.FC, c.Embed))
+	}
+	if !(c.Dropout >= 0 && c.Dropout < 1) {
+		errs = append(errs, fmt.Errorf("dropout %v outside [0, 1)", c.Dropout))
+	}
+	return errors.Join(errs...)
+}
+
+// Embedder is the meta learner's network: a stacked bidirectional GRU runs
+// over the time axis of each of the M trajectories of a bundle (never over
+// the feature axis, the artifact's defect, digest §8); each trajectory is
+// summarised by the forward direction's state after its last step and the
+// backward direction's state after its first, [→h_T, ←h_1]; the summaries
+// are averaged over the bundle, dropped out in training mode, and two ReLU
+// layers give the embedding. The embedding is constant within an episode,
+// so a learner computes it once (Embed), adds the gradient of every update
+// of the episode that used it (AddGrad) and back-propagates once
+// (Backward). It is not safe for concurrent use.
+type Embedder struct {
+	cfg  Config
+	gru  *rl.BiGRU
+	drop *rl.Dropout
+	head *rl.MLP
+
+	m, t    int       // bundle shape of the last Embed, 0 before any
+	seq     []float64 // M×T×2H: the BiGRU's top-layer states
+	pooled  []float64 // 2H: mean of the trajectories' summaries
+	dropped []float64 // 2H: pooled after dropout
+	emb     []float64 // Embed: the last embedding
+	dEmb    []float64 // Embed: accumulated gradient w.r.t. the embedding
+	dPooled []float64 // 2H
+	dSeq    []float64 // M×T×2H
+	pending bool      // whether dEmb holds gradient not yet back-propagated
+}
+
+// NewEmbedder builds the network of cfg with weights drawn from rnd.
+func NewEmbedder(cfg Config, rnd *rand.Rand) (*Embedder, error) {
+	if rnd == nil {
+		return nil, errors.New("meta: NewEmbedder: nil random source")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("meta: NewEmbedder: %w", err)
+	}
+	gru, err := rl.NewBiGRU(rl.BiGRUConfig{In: cfg.Features, Hidden: cfg.Hidden, Layers: cfg.Layers}, rnd)
+	if err != nil {
+		return nil, fmt.Errorf("meta: NewEmbedder: %w", err)
+	}
+	drop, err := rl.NewDropout(cfg.Dropout, rnd)
+	if err != nil {
+		return nil, fmt.Errorf("meta: NewEmbedder: %w", err)
+	}
+	head, err := rl.NewMLP(rl.MLPConfig{Sizes: []int{2 * cfg.Hidden, cfg.FC, cfg.Embed}, Hidden: rl.ReLU, Output: rl.ReLU}, rnd)
+	if err != nil {
+		return nil, fmt.Errorf("meta: NewEmbedder: %w", err)
+	}
+	h2 := 2 * cfg.Hidden
+	return &Embedder{
+		cfg: cfg, gru: gru, drop: drop, head: head,
+		pooled: make([]float64, h2), dropped: make([]float64, h2), dPooled: make([]float64, h2),
+		emb: make([]float64, cfg.Embed), dEmb: make([]float64, cfg.Embed),
+	}, nil
+}
+
+// Config returns the network's configuration.
+func (e *Embedder) Config() Config { return e.cfg }
+
+// Params returns the network's parameter groups: the BiGRU's and the fully
+// connected head's. An optimiser steps each.
+func (e *Embedder) Params() []*rl.Params { return []*rl.Params{e.gru.Params(), e.head.Params()} }
+
+// SetTraining switches dropout between training and evaluation (frozen
+// inference) mode.
+func (e *Embedder) SetTraining(on bool) { e.drop.SetTraining(on) }
+
+// Embed writes into dst (Config().Embed wide) the embedding of a bundle of m
+// trajectories of t steps each, bundle[i][s] = X_s of trajectory i
+// (row-major m×t×Features), and discards any gradient not yet
+// back-propagated. Every trajectory starts from a zero hidden state.
+func (e *Embedder) Embed(dst, bundle []float64, m, t int) {
+	if m <= 0 || t <= 0 {
+		panic(fmt.Sprintf("meta: Embed: bundle of %d trajectories × %d steps must be non-empty", m, t))
+	}
+	if len(bundle) != m*t*e.cfg.Features {
+		panic(fmt.Sprintf("meta: Embed: bundle has %d values, want %d×%d×%d", len(bundle), m, t, e.cfg.Features))
+	}
+	if len(dst) != e.cfg.Embed {
+		panic(fmt.Sprintf("meta: Embed: destination has %d values, want %d", len(dst), e.cfg.Embed))
+	}
+	H, h2 := e.cfg.Hidden, 2*e.cfg.Hidden
+	e.m, e.t = m, t
+	e.seq = grow(e.seq, m*t*h2)
+	e.gru.Forward(e.seq, bundle, m, t)
+	clear(e.pooled)
+	inv := 1 / float64(m)
+	for b := range m {
+		last := e.seq[(b*t+t-1)*h2:] // forward direction after the last step
+		first := e.seq[(b*t)*h2+H:]  // backward direction after the first step
+		for j := range H {
+			e.pooled[j] += inv * last[j]
+			e.pooled[H+j] += inv * first[j]
+		}
+	}
+	e.drop.Forward(e.dropped, e.pooled)
+	e.head.Forward(e.emb, e.dropped, 1)
+	copy(dst, e.emb)
+	clear(e.dEmb)
+	e.pending = false
+}
+
+// AddGrad adds d (the loss gradient with respect to the last embedding) to
+// the gradient that Backward will back-propagate.
+func (e *Embedder) AddGrad(d []float64) {
+	if e.m == 0 {
+		panic("meta: AddGrad: no Embed yet")
+	}
+	if len(d) != e.cfg.Embed {
+		panic(fmt.Sprintf("meta: AddGrad: gradient has %d values, want %d", len(d), e.cfg.Embed))
+	}
+	for i, v := range d {
+		e.dEmb[i] += v
+	}
+	e.pending = true
+}
+
+// Backward back-propagates the gradient accumulated by AddGrad since the
+// last Embed through the network, adds the parameter gradients to Params()
+// and, unless dx is nil, writes the gradient with respect to the bundle into
+// dx (m×t×Features). It then clears the accumulated gradient. It reports
+// whether there was any gradient to back-propagate.
+func (e *Embedder) Backward(dx []float64) bool {
+	if !e.pending {
+		return false
+	}
+	H, h2, m, t := e.cfg.Hidden, 2*e.cfg.Hidden, e.m, e.t
+	e.head.Backward(e.dPooled, e.dEmb, 1)
+	e.drop.Backward(e.dPooled, e.dPooled)
+	e.dSeq = grow(e.dSeq, m*t*h2)
+	clear(e.dSeq)
+	inv := 1 / float64(m)
+	for b := range m {
+		last := e.dSeq[(b*t+t-1)*h2:]
+		first := e.dSeq[(b*t)*h2+H:]
+		for j := range H {
+			last[j] += inv * e.dPooled[j]
+			first[j] += inv * e.dPooled[H+j]
+		}
+	}
+	e.gru.Backward(dx, e.dSeq, m, t)
+	clear(e.dEmb)
+	e.pending = false
+	return true
+}
+
+// ZeroGrad clears the parameter gradients.
+func (e *Embedder) ZeroGrad() {
+	for _, p := range e.Params() {
+		p.ZeroGrad()
+	}
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}

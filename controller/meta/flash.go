@@ -1,0 +1,220 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aware-autoscaler/aware/controller/rl"
+)
+
+// Task describes a base learner registered with FLASH: the application it
+// manages and the shapes of its states and actions.
+type Task struct {
+	Name                string
+	StateDim, ActionDim int
+}
+
+// Options are FLASH's knobs besides the network.
+type Options struct {
+	// M is the number of trajectories in a bundle (the paper's 20).
+	M int
+	// Selection picks them (TopM, the paper; BestWorst, FLASH).
+	Selection Selection
+	// SkipEpisodes leaves the earliest training episodes out of a
+	// BestWorst bundle.
+	SkipEpisodes int
+	// Steps is the length a bundle's trajectories are cut or padded to.
+	Steps int
+	// Capacity and TTL configure each task's trajectory buffer (TTL in
+	// environment steps; see Buffer).
+	Capacity, TTL int
+	// LR is the meta learner's Adam learning rate (dissertation Table A.1:
+	// 3e-4).
+	LR float64
+}
+
+// DefaultOptions are the paper's choices for episodes of episodeSteps steps.
+func DefaultOptions(episodeSteps int) Options {
+	return Options{M: 20, Selection: TopM, Steps: episodeSteps, Capacity: 32, TTL: 32 * episodeSteps, LR: 3e-4}
+}
+
+// FLASH is the meta learner's API for any base learner (dissertation §5.6:
+// RegisterBaseLearner, InsertTrajSamples, GetEmbedding,
+// ToggleMetaModelUpdate): a learner registers its task, inserts each
+// episode it finishes, asks for the embedding of its task and, while meta
+// updates are on, hands back the gradient of its loss with respect to that
+// embedding. One Embedder serves every task; with updates off it is frozen
+// (no gradient, dropout off), as AWARE serves it. It is not safe for
+// concurrent use.
+type FLASH struct {
+	emb     *Embedder
+	opts    Options
+	opt     []*rl.Adam
+	tasks   map[string]*flashTask
+	updates bool
+	current string    // the task of the Embedder's last Embed
+	bundle  []float64 // workspace
+}
+
+type flashTask struct {
+	Task
+	buf       *Buffer
+	episodes  int
+	embedding []float64
+	stale     bool
+}
+
+// NewFLASH serves the embedder emb, with meta updates off.
+func NewFLASH(emb *Embedder, opts Options) (*FLASH, error) {
+	if emb == nil {
+		return nil, errors.New("meta: NewFLASH: nil embedder")
+	}
+	if opts.M <= 0 || opts.Steps <= 0 || !(opts.LR > 0) {
+		return nil, fmt.Errorf("meta: NewFLASH: M %d, steps %d and learning rate %v must be positive", opts.M, opts.Steps, opts.LR)
+	}
+	if _, err := NewBuffer(opts.Capacity, opts.TTL); err != nil {
+		return nil, fmt.Errorf("meta: NewFLASH: %w", err)
+	}
+	f := &FLASH{emb: emb, opts: opts, tasks: map[string]*flashTask{}}
+	for range emb.Params() {
+		f.opt = append(f.opt, rl.NewAdam(opts.LR))
+	}
+	emb.SetTraining(false)
+	return f, nil
+}
+
+// Register adds a base learner's task. Its elements [s, a, r] must have the
+// embedder's width.
+func (f *FLASH) Register(t Task) error {
+	if t.Name == "" {
+		return errors.New("meta: Register: empty task name")
+	}
+	if _, ok := f.tasks[t.Name]; ok {
+		return fmt.Errorf("meta: Register: task %q is already registered", t.Name)
+	}
+	if w := t.StateDim + t.ActionDim + 1; t.StateDim <= 0 || t.ActionDim <= 0 || w != f.emb.cfg.Features {
+		return fmt.Errorf("meta: Register: task %q: state %d + action %d + reward 1 must be the embedder's %d features", t.Name, t.StateDim, t.ActionDim, f.emb.cfg.Features)
+	}
+	buf, _ := NewBuffer(f.opts.Capacity, f.opts.TTL)
+	f.tasks[t.Name] = &flashTask{Task: t, buf: buf, embedding: make([]float64, f.emb.cfg.Embed), stale: true}
+	return nil
+}
+
+func (f *FLASH) task(name string) (*flashTask, error) {
+	t, ok := f.tasks[name]
+	if !ok {
+		return nil, fmt.Errorf("meta: task %q is not registered", name)
+	}
+	return t, nil
+}
+
+// Insert adds one finished episode of task: states[i], actions[i] and
+// rewards[i] of its steps, normalised as the learner normalises them. Its
+// episode reward is the sum of the rewards.
+func (f *FLASH) Insert(task string, states, actions [][]float64, rewards []float64) error {
+	t, err := f.task(task)
+	if err != nil {
+		return err
+	}
+	n := len(rewards)
+	if n == 0 || len(states) != n || len(actions) != n {
+		return fmt.Errorf("meta: Insert: task %q: %d states, %d actions and %d rewards must be as many and not none", task, len(states), len(actions), n)
+	}
+	w := f.emb.cfg.Features
+	el := make([]float64, 0, n*w)
+	total := 0.0
+	for i := range n {
+		if len(states[i]) != t.StateDim || len(actions[i]) != t.ActionDim {
+			return fmt.Errorf("meta: Insert: task %q step %d: state of %d and action of %d values, want %d and %d", task, i, len(states[i]), len(actions[i]), t.StateDim, t.ActionDim)
+		}
+		el = append(el, states[i]...)
+		el = append(el, actions[i]...)
+		el = append(el, rewards[i])
+		total += rewards[i]
+	}
+	if err := t.buf.Add(Trajectory{Elements: el, Steps: n, Reward: total, Episode: t.episodes}, w); err != nil {
+		return err
+	}
+	t.episodes++
+	t.stale = true
+	return nil
+}
+
+// Embedding writes task's embedding into dst (grown as needed) and returns
+// it: the embedder's output for the bundle its buffer selects now, or zeros
+// before its first episode. It is recomputed after each Insert; computing
+// another task's embedding while meta updates are on applies the pending
+// gradient first (Step).
+func (f *FLASH) Embedding(dst []float64, task string) ([]float64, error) {
+	t, err := f.task(task)
+	if err != nil {
+		return nil, err
+	}
+	if t.stale || (f.updates && f.current != task) {
+		if f.updates {
+			f.Step()
+		}
+		if trajs := t.buf.Select(f.opts.M, f.opts.Selection, f.opts.SkipEpisodes); len(trajs) > 0 {
+			f.bundle = Bundle(f.bundle, trajs, f.opts.Steps, f.emb.cfg.Features)
+			f.emb.Embed(t.embedding, f.bundle, len(trajs), f.opts.Steps)
+			f.current = task
+		} else {
+			clear(t.embedding)
+		}
+		t.stale = false
+	}
+	dst = grow(dst, len(t.embedding))
+	copy(dst, t.embedding)
+	return dst, nil
+}
+
+// SetMetaUpdates turns meta-model updates on (training: dropout on,
+// gradients accepted) or off (frozen). Turning them off applies any
+// pending gradient first.
+func (f *FLASH) SetMetaUpdates(on bool) {
+	if f.updates && !on {
+		f.Step()
+	}
+	f.updates = on
+	f.emb.SetTraining(on)
+	for _, t := range f.tasks {
+		t.stale = true // the embedding depends on the dropout mode
+	}
+}
+
+// MetaUpdates reports whether meta-model updates are on.
+func (f *FLASH) MetaUpdates() bool { return f.updates }
+
+// AddGrad adds the gradient of a base learner's loss with respect to task's
+// current embedding (from Embedding) to the meta learner's pending update.
+// It is an error while updates are off or when another task's embedding
+// was computed since.
+func (f *FLASH) AddGrad(task string, d []float64) error {
+	if !f.updates {
+		return errors.New("meta: AddGrad: meta updates are off")
+	}
+	if _, err := f.task(task); err != nil {
+		return err
+	}
+	if f.current != task {
+		return fmt.Errorf("meta: AddGrad: the embedder last embedded task %q, not %q: call Embedding first", f.current, task)
+	}
+	f.emb.AddGrad(d)
+	return nil
+}
+
+// Step back-propagates the pending gradient through the embedder and
+// applies one Adam update; it does nothing when none is pending. The
+// current embedding is then stale.
+func (f *FLASH) Step() {
+	f.emb.ZeroGrad()
+	if !f.emb.Backward(nil) {
+		return
+	}
+	for i, p := range f.emb.Params() {
+		f.opt[i].Step(p)
+	}
+	if t, ok := f.tasks[f.current]; ok {
+		t.stale = true
+	}
+}
