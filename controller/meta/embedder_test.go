@@ -3,10 +3,12 @@ package meta
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/diff/fd"
 
 	"github.com/aware-autoscaler/aware/controller/rl"
 )
@@ -125,18 +127,15 @@ func (p *ddpgPath) loss(grad bool, dBundle []float64) float64 {
 	return actorLoss + criticLoss
 }
 
+// numGrad is the central finite-difference gradient of f with respect to
+// v (values read by f in place), v restored afterwards.
 func numGrad(v []float64, f func() float64) []float64 {
-	const h = 1e-6
-	g := make([]float64, len(v))
-	for i := range v {
-		old := v[i]
-		v[i] = old + h
-		up := f()
-		v[i] = old - h
-		down := f()
-		v[i] = old
-		g[i] = (up - down) / (2 * h)
-	}
+	orig := slices.Clone(v)
+	g := fd.Gradient(nil, func(x []float64) float64 {
+		copy(v, x)
+		return f()
+	}, orig, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+	copy(v, orig)
 	return g
 }
 

@@ -158,6 +158,7 @@ type agentPolicy struct {
 	explore  bool
 	act      []float64
 	updates  int
+	task     int // the transitions' Task
 }
 
 func (p *agentPolicy) choose(target, obs []float64, info gym.Info) bool {
@@ -176,7 +177,7 @@ func (p *agentPolicy) learn(obs []float64, r float64, next []float64, term bool)
 	if !p.explore {
 		return p.updates, nil
 	}
-	p.ag.Observe(agent.Transition{State: obs, Action: p.act, Reward: r, Next: next, Done: term})
+	p.ag.Observe(agent.Transition{State: obs, Action: p.act, Reward: r, Next: next, Done: term, Task: p.task})
 	st, err := p.ag.Update()
 	p.updates = st.Updates
 	return p.updates, err

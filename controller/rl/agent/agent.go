@@ -7,6 +7,9 @@ type Transition struct {
 	Next          []float64
 	// Done marks the end of an episode: Next is not bootstrapped from.
 	Done bool
+	// Task identifies the application the transition comes from when one
+	// agent learns several (EmbeddingLearner); 0 otherwise.
+	Task int
 }
 
 // Stats reports an agent's training progress after an Update.
@@ -39,4 +42,19 @@ type Agent interface {
 	Save(path string) error
 	// Load restores state written by Save of an agent with the same shape.
 	Load(path string) error
+}
+
+// EmbeddingLearner is an Agent whose states end with a workload embedding
+// that AWARE's meta learner trains through it: the learner trains with the
+// current embedding and reports its loss's gradient with respect to it after
+// each Update.
+type EmbeddingLearner interface {
+	Agent
+	// SetEmbedding sets task's current embedding and makes task the
+	// current one: transitions of a task are trained with its latest
+	// embedding.
+	SetEmbedding(task int, e []float64) error
+	// EmbeddingGrad is the last Update's loss gradient with respect to the
+	// current task's embedding, nil when there is none.
+	EmbeddingGrad() []float64
 }

@@ -15,6 +15,7 @@ type Replay struct {
 	next                          int // index of the next write once full
 	states, actions, nexts        []float64
 	rewards, dones                []float64
+	tasks                         []int
 }
 
 // NewReplay returns an empty buffer for capacity transitions.
@@ -54,20 +55,23 @@ func (r *Replay) Add(t Transition) {
 		r.nexts = append(r.nexts, t.Next...)
 		r.rewards = append(r.rewards, t.Reward)
 		r.dones = append(r.dones, done)
+		r.tasks = append(r.tasks, t.Task)
 		return
 	}
 	i := r.next
 	copy(r.states[i*r.stateDim:(i+1)*r.stateDim], t.State)
 	copy(r.nexts[i*r.stateDim:(i+1)*r.stateDim], t.Next)
 	copy(r.actions[i*r.actionDim:(i+1)*r.actionDim], t.Action)
-	r.rewards[i], r.dones[i] = t.Reward, done
+	r.rewards[i], r.dones[i], r.tasks[i] = t.Reward, done, t.Task
 	r.next = (i + 1) % r.capacity
 }
 
 // Batch is a minibatch in row-major slices: States and Next are
-// Size×StateDim, Actions Size×ActionDim, Rewards and Done (1 or 0) Size.
+// Size×StateDim, Actions Size×ActionDim, Rewards and Done (1 or 0) Size;
+// Tasks holds each transition's Task.
 type Batch struct {
 	States, Actions, Next, Rewards, Done []float64
+	Tasks                                []int
 }
 
 // NewBatch allocates a minibatch of size transitions.
@@ -78,6 +82,7 @@ func NewBatch(size, stateDim, actionDim int) *Batch {
 		Next:    make([]float64, size*stateDim),
 		Rewards: make([]float64, size),
 		Done:    make([]float64, size),
+		Tasks:   make([]int, size),
 	}
 }
 
@@ -95,7 +100,7 @@ func (r *Replay) Sample(dst *Batch, rnd *rand.Rand) error {
 		return ErrEmpty
 	}
 	size, sd, ad := dst.Size(), r.stateDim, r.actionDim
-	if len(dst.States) != size*sd || len(dst.Next) != size*sd || len(dst.Actions) != size*ad || len(dst.Done) != size {
+	if len(dst.States) != size*sd || len(dst.Next) != size*sd || len(dst.Actions) != size*ad || len(dst.Done) != size || len(dst.Tasks) != size {
 		return fmt.Errorf("agent: Replay.Sample: batch slices do not match size %d, state dim %d, action dim %d", size, sd, ad)
 	}
 	for k := range size {
@@ -103,7 +108,7 @@ func (r *Replay) Sample(dst *Batch, rnd *rand.Rand) error {
 		copy(dst.States[k*sd:(k+1)*sd], r.states[i*sd:(i+1)*sd])
 		copy(dst.Next[k*sd:(k+1)*sd], r.nexts[i*sd:(i+1)*sd])
 		copy(dst.Actions[k*ad:(k+1)*ad], r.actions[i*ad:(i+1)*ad])
-		dst.Rewards[k], dst.Done[k] = r.rewards[i], r.dones[i]
+		dst.Rewards[k], dst.Done[k], dst.Tasks[k] = r.rewards[i], r.dones[i], r.tasks[i]
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 
 func tr(i int) agent.Transition {
 	f := float64(i)
-	return agent.Transition{State: []float64{f, -f}, Action: []float64{f / 10}, Reward: f, Next: []float64{f + 1, -f - 1}, Done: i%2 == 1}
+	return agent.Transition{State: []float64{f, -f}, Action: []float64{f / 10}, Reward: f, Next: []float64{f + 1, -f - 1}, Done: i%2 == 1, Task: 10 + i}
 }
 
 func TestNewReplayInvalid(t *testing.T) {
@@ -46,6 +46,7 @@ func TestReplayRing(t *testing.T) {
 			assert.Equal(t, want.Next, b.Next[2*k:2*k+2])
 			assert.Equal(t, want.Action, b.Actions[k:k+1])
 			assert.Equal(t, map[bool]float64{true: 1, false: 0}[want.Done], b.Done[k])
+			assert.Equal(t, want.Task, b.Tasks[k], "the task survives the ring")
 			seen[i]++
 		}
 	}

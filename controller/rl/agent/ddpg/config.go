@@ -24,7 +24,32 @@ type Config struct {
 	// to its loss, so that actions cannot saturate at a bound where
 	// tanh'(u) ≈ 0 leaves no gradient to bring them back. Not in FIRM.
 	SquashPenalty float64
+	// EmbedDim is how many of the state's last entries are a workload
+	// embedding (AWARE's meta learner); with it Update also computes the
+	// gradient of EmbedLoss with respect to the embedding (EmbeddingGrad).
+	EmbedDim  int
+	EmbedLoss EmbeddingLoss
 }
+
+// EmbeddingLoss is the loss whose gradient a DDPG agent hands to the meta
+// learner.
+type EmbeddingLoss int
+
+const (
+	// CriticLoss is the critic's TD loss: the embedding learns what tells
+	// the applications' values apart. The default: with the actor loss
+	// (alone or added) the embedding is pushed to where the critic rates
+	// the actions highest, whatever the application, and its ReLU units
+	// die (measured on the two tasks of evaluation/train
+	// TestMetaRunLearnsTasksThroughTheEmbedding: all four embedding units
+	// at zero for both tasks by round 50, and the agent unable to tell the
+	// tasks apart; with CriticLoss it picks each task's CPU limit).
+	CriticLoss EmbeddingLoss = iota
+	// ActorLoss is the actor's loss −mean Q(s, μ(s)) (the paper's wording).
+	ActorLoss
+	// BothLosses is their sum.
+	BothLosses
+)
 
 // DefaultConfig returns FIRM's configuration plus a squash penalty of 1e-3
 // (WithSquashPenalty(0) for plain FIRM).
@@ -66,6 +91,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("replay capacity %d and batch size %d must be positive", c.ReplayCapacity, c.BatchSize)
 	case !(c.SquashPenalty >= 0):
 		return fmt.Errorf("squash penalty %v must be non-negative", c.SquashPenalty)
+	case c.EmbedDim < 0:
+		return fmt.Errorf("embedding width %d must be non-negative", c.EmbedDim)
+	case c.EmbedLoss < CriticLoss || c.EmbedLoss > BothLosses:
+		return fmt.Errorf("embedding loss %d unknown", c.EmbedLoss)
 	case !(c.FinalInit >= 0):
 		return fmt.Errorf("final init %v must be non-negative", c.FinalInit)
 	}
@@ -125,3 +154,10 @@ func WithFinalInit(v float64) Option { return func(c *Config) { c.FinalInit = v 
 // WithSquashPenalty sets the weight c of c·mean(u²) on the actor's pre-tanh
 // outputs; 0 is FIRM's plain DDPG.
 func WithSquashPenalty(c float64) Option { return func(cfg *Config) { cfg.SquashPenalty = c } }
+
+// WithEmbedding marks the state's last dim entries as the workload
+// embedding, so that Update computes loss's gradient with respect to it
+// (EmbeddingGrad) for the meta learner.
+func WithEmbedding(dim int, loss EmbeddingLoss) Option {
+	return func(c *Config) { c.EmbedDim, c.EmbedLoss = dim, loss }
+}

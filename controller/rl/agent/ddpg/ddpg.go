@@ -26,13 +26,21 @@ type Agent struct {
 
 	// minibatch workspaces
 	batch            *agent.Batch
-	xs, nextA, xNext []float64 // B×(S+A), B×A, B×(S+A)
-	q, qNext, dq, mu []float64 // B, B, B, B×A
-	pre              []float64 // B×A actor pre-activations
-	dx, da           []float64 // B×(S+A), B×A
+	xs, nextA, xNext []float64         // B×(S+A), B×A, B×(S+A)
+	q, qNext, dq, mu []float64         // B, B, B, B×A
+	pre              []float64         // B×A actor pre-activations
+	dx, da           []float64         // B×(S+A), B×A
+	dxs              []float64         // B×S: the actor loss's gradient w.r.t. the states (EmbedDim > 0)
+	eGrad            []float64         // EmbedDim: its sum over the minibatch's embedding entries
+	eValid           bool              // whether eGrad holds the last Update's gradient
+	embs             map[int][]float64 // each task's latest embedding (SetEmbedding)
+	task             int               // the current task
 }
 
-var _ agent.Agent = (*Agent)(nil)
+var (
+	_ agent.Agent            = (*Agent)(nil)
+	_ agent.EmbeddingLearner = (*Agent)(nil)
+)
 
 // New returns an agent for stateDim-wide states and actionDim-wide actions
 // with FIRM's configuration changed by opts, drawing initial weights,
@@ -51,6 +59,9 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*Agent, error
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("ddpg: New: %w", err)
 	}
+	if cfg.EmbedDim >= stateDim {
+		return nil, fmt.Errorf("ddpg: New: embedding width %d must be below the state width %d", cfg.EmbedDim, stateDim)
+	}
 	cfg.WarmUp = max(cfg.WarmUp, cfg.BatchSize)
 	sizes := func(in, out int) []int { return slices.Concat([]int{in}, cfg.Hidden, []int{out}) }
 	actor, err := rl.NewMLP(rl.MLPConfig{Sizes: sizes(stateDim, actionDim), Hidden: rl.ReLU, Output: rl.Identity, FinalInit: cfg.FinalInit}, rnd)
@@ -66,7 +77,12 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*Agent, error
 		return nil, fmt.Errorf("ddpg: %w", err)
 	}
 	b, in := cfg.BatchSize, stateDim+actionDim
+	var dxs, eGrad []float64
+	if cfg.EmbedDim > 0 {
+		dxs, eGrad = make([]float64, b*stateDim), make([]float64, cfg.EmbedDim)
+	}
 	return &Agent{
+		dxs: dxs, eGrad: eGrad,
 		cfg: cfg, stateDim: stateDim, actionDim: actionDim, rnd: rnd,
 		actor: actor, critic: critic, actorTarget: actor.Clone(), criticTarget: critic.Clone(),
 		actorOpt: rl.NewAdam(cfg.ActorLR), criticOpt: rl.NewAdam(cfg.CriticLR),
@@ -142,6 +158,16 @@ func (a *Agent) Update() (agent.Stats, error) {
 	B, S, A := a.cfg.BatchSize, a.stateDim, a.actionDim
 	bt := a.batch
 	inv := 1 / float64(B)
+	if E := a.cfg.EmbedDim; E > 0 && len(a.embs) > 0 {
+		// The embedding describes the application, not the moment: every
+		// sample is trained with its task's latest one.
+		for k := range B {
+			if e, ok := a.embs[bt.Tasks[k]]; ok {
+				copy(bt.States[k*S+S-E:k*S+S], e)
+				copy(bt.Next[k*S+S-E:k*S+S], e)
+			}
+		}
+	}
 
 	// Critic: TD targets from the target networks.
 	a.actorTarget.Forward(a.nextA, bt.Next, B)
@@ -160,7 +186,25 @@ func (a *Agent) Update() (agent.Stats, error) {
 	}
 	cp := a.critic.Params()
 	cp.ZeroGrad()
-	a.critic.Backward(nil, a.dq, B)
+	E := a.cfg.EmbedDim
+	if E > 0 {
+		clear(a.eGrad)
+	}
+	if E > 0 && a.cfg.EmbedLoss != ActorLoss {
+		// The TD target's networks are constants (semi-gradient), so the
+		// critic loss sees the embedding through Q(s, a) only.
+		a.critic.Backward(a.dx, a.dq, B)
+		for k := range B {
+			if bt.Tasks[k] != a.task {
+				continue // another task's embedding
+			}
+			for j, v := range a.dx[k*(S+A)+S-E : k*(S+A)+S] {
+				a.eGrad[j] += v
+			}
+		}
+	} else {
+		a.critic.Backward(nil, a.dq, B)
+	}
 	st.CriticGradNorm = rl.ClipGradNorm(cp, a.cfg.ClipNorm)
 	a.criticOpt.Step(cp)
 
@@ -187,7 +231,27 @@ func (a *Agent) Update() (agent.Stats, error) {
 	}
 	ap := a.actor.Params()
 	ap.ZeroGrad()
-	a.actor.Backward(nil, a.da, B)
+	withActor := E > 0 && a.cfg.EmbedLoss != CriticLoss
+	if withActor {
+		a.actor.Backward(a.dxs, a.da, B)
+	} else {
+		a.actor.Backward(nil, a.da, B)
+	}
+	if withActor {
+		// The actor loss sees the embedding twice per sample: through the
+		// critic's state input and through the actor's.
+		for k := range B {
+			if bt.Tasks[k] != a.task {
+				continue
+			}
+			c := a.dx[k*(S+A)+S-E : k*(S+A)+S]
+			s := a.dxs[k*S+S-E : k*S+S]
+			for j := range E {
+				a.eGrad[j] += c[j] + s[j]
+			}
+		}
+	}
+	a.eValid = E > 0
 	st.ActorGradNorm = rl.ClipGradNorm(ap, a.cfg.ClipNorm)
 	a.actorOpt.Step(ap)
 
@@ -204,6 +268,36 @@ func (a *Agent) Update() (agent.Stats, error) {
 		return st, fmt.Errorf("ddpg: Update %d: critic loss is %v", a.updates, st.CriticLoss)
 	}
 	return st, nil
+}
+
+// SetEmbedding sets task's embedding (Config().EmbedDim values, copied) and
+// makes task the current one: Update then trains every sampled transition
+// of a task with that task's latest embedding in place of the one its
+// states were recorded with, and EmbeddingGrad is the gradient with respect
+// to the current task's, over its samples.
+func (a *Agent) SetEmbedding(task int, e []float64) error {
+	if len(e) != a.cfg.EmbedDim || a.cfg.EmbedDim == 0 {
+		return fmt.Errorf("ddpg: SetEmbedding: %d values for an embedding of %d (WithEmbedding)", len(e), a.cfg.EmbedDim)
+	}
+	if a.embs == nil {
+		a.embs = map[int][]float64{}
+	}
+	a.embs[task] = append(a.embs[task][:0], e...)
+	a.task = task
+	return nil
+}
+
+// EmbeddingGrad returns the gradient of the last Update's Config().EmbedLoss
+// with respect to the embedding (the state's last Config().EmbedDim entries),
+// summed over the minibatch's samples (with SetEmbedding, the gradient with
+// respect to the current embedding): the meta learner's AddGrad input. It
+// is nil without an embedding or before the first update, and shared: copy
+// it to keep it.
+func (a *Agent) EmbeddingGrad() []float64 {
+	if !a.eValid {
+		return nil
+	}
+	return a.eGrad
 }
 
 // squash applies tanh in place: the actor's output layer is linear so that

@@ -1,0 +1,123 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+// MetaTask is one application of a joint training run: its environment,
+// whose observations end with the embedding (gym.Embed), under the name
+// the meta learner knows it by.
+type MetaTask struct {
+	Name string
+	Env  *gym.Embedded
+}
+
+// MetaConfig is a joint training run of an agent and the meta learner.
+type MetaConfig struct {
+	// Rounds of one episode per task, tasks in order; the embedding is
+	// recomputed before each episode from the task's buffered trajectories
+	// (the hidden state starts from zero at each switch of task).
+	Rounds int
+	// Seed makes the episodes reproducible (round r of task k is reset with
+	// Seed + r·len(tasks) + k).
+	Seed uint64
+	// MaxSteps bounds an episode (default 100).
+	MaxSteps int
+	// Progress is called after each episode.
+	Progress func(task string, e Episode)
+}
+
+// MetaRun trains ag and, when f's meta updates are on, the meta learner
+// behind f together: before each episode of a task the task's embedding is
+// computed and set on the environment and the agent; after each of the
+// agent's updates the gradient of its loss with respect to the embedding
+// goes back to the meta learner (f.AddGrad), which applies it when the
+// next embedding is computed; each finished episode, its states without the
+// embedding, its actions and its rewards, is inserted into the task's
+// buffer. With updates off the meta learner is frozen and only embeds, as
+// in adaptation to a new application. It returns each task's episodes.
+func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f *meta.FLASH, cfg MetaConfig) (map[string][]Episode, error) {
+	if len(tasks) == 0 || cfg.Rounds < 1 {
+		return nil, fmt.Errorf("train: MetaRun: %d tasks and %d rounds must be positive", len(tasks), cfg.Rounds)
+	}
+	out := map[string][]Episode{}
+	var emb []float64
+	for r := range cfg.Rounds {
+		for k, t := range tasks {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			var err error
+			if emb, err = f.Embedding(emb, t.Name); err != nil {
+				return out, err
+			}
+			if err := t.Env.SetEmbedding(emb); err != nil {
+				return out, fmt.Errorf("train: task %s: %w", t.Name, err)
+			}
+			if err := ag.SetEmbedding(k, emb); err != nil {
+				return out, fmt.Errorf("train: task %s: %w", t.Name, err)
+			}
+			space := t.Env.ActionSpace()
+			if space.Dim() != gym.ActDim {
+				return out, fmt.Errorf("train: task %s: action space has %d dimensions, want %d", t.Name, space.Dim(), gym.ActDim)
+			}
+			p := &metaPolicy{
+				agentPolicy: agentPolicy{ag: ag, space: space, bounds: boundsOf(space), explore: true, act: make([]float64, gym.ActDim), task: k},
+				f:           f, task: t.Name, embDim: len(emb),
+			}
+			eps, err := loop(ctx, t.Env, p, Config{Episodes: 1, Seed: cfg.Seed + uint64(r*len(tasks)+k), Explore: true, MaxSteps: cfg.MaxSteps})
+			if err != nil {
+				return out, fmt.Errorf("train: task %s round %d: %w", t.Name, r, err)
+			}
+			if err := f.Insert(t.Name, p.states, p.actions, p.rewards); err != nil {
+				return out, fmt.Errorf("train: task %s round %d: %w", t.Name, r, err)
+			}
+			eps[0].Index = r
+			out[t.Name] = append(out[t.Name], eps[0])
+			if cfg.Progress != nil {
+				cfg.Progress(t.Name, eps[0])
+			}
+		}
+	}
+	return out, nil
+}
+
+// metaPolicy is agentPolicy that records the episode for the meta learner
+// and hands the agent's embedding gradient to it after each update.
+type metaPolicy struct {
+	agentPolicy
+	f       *meta.FLASH
+	task    string
+	embDim  int
+	states  [][]float64
+	actions [][]float64
+	rewards []float64
+}
+
+func (p *metaPolicy) learn(obs []float64, r float64, next []float64, term bool) (int, error) {
+	before := p.updates
+	n, err := p.agentPolicy.learn(obs, r, next, term)
+	if err != nil {
+		return n, err
+	}
+	p.states = append(p.states, slices.Clone(obs[:len(obs)-p.embDim]))
+	p.actions = append(p.actions, slices.Clone(p.act))
+	p.rewards = append(p.rewards, r)
+	if n > before && p.f.MetaUpdates() {
+		g := p.ag.(agent.EmbeddingLearner).EmbeddingGrad()
+		if g == nil {
+			return n, errors.New("train: the agent updated but has no embedding gradient")
+		}
+		if err := p.f.AddGrad(p.task, g); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
