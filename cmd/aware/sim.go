@@ -193,10 +193,7 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 		if row.Sim, err = validation.Simulate(ctx, prof, c); err != nil {
 			return err
 		}
-		for rep := range fl.repeats {
-			if fl.simulateOnly {
-				break
-			}
+		for rep := 0; !fl.simulateOnly && rep < fl.repeats; rep++ {
 			if fl.repeats > 1 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "  repeat %d/%d\n", rep+1, fl.repeats)
 			}

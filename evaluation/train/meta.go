@@ -47,6 +47,11 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 	if len(tasks) == 0 || cfg.Rounds < 1 {
 		return nil, fmt.Errorf("train: MetaRun: %d tasks and %d rounds must be positive", len(tasks), cfg.Rounds)
 	}
+	for _, t := range tasks {
+		if d := t.Env.ActionSpace().Dim(); d != gym.ActDim {
+			return nil, fmt.Errorf("train: MetaRun: task %s: action space has %d dimensions, want %d", t.Name, d, gym.ActDim)
+		}
+	}
 	out := map[string][]Episode{}
 	var emb []float64
 	for r := range cfg.Rounds {
@@ -65,12 +70,9 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 				return out, fmt.Errorf("train: task %s: %w", t.Name, err)
 			}
 			space := t.Env.ActionSpace()
-			if space.Dim() != gym.ActDim {
-				return out, fmt.Errorf("train: task %s: action space has %d dimensions, want %d", t.Name, space.Dim(), gym.ActDim)
-			}
 			p := &metaPolicy{
 				agentPolicy: agentPolicy{ag: ag, space: space, bounds: boundsOf(space), explore: true, act: make([]float64, gym.ActDim), task: k},
-				f:           f, task: t.Name, embDim: len(emb),
+				learner:     ag, f: f, name: t.Name, embDim: len(emb),
 			}
 			eps, err := loop(ctx, t.Env, p, Config{Episodes: 1, Seed: cfg.Seed + uint64(r*len(tasks)+k), Explore: true, MaxSteps: cfg.MaxSteps})
 			if err != nil {
@@ -93,8 +95,9 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 // and hands the agent's embedding gradient to it after each update.
 type metaPolicy struct {
 	agentPolicy
+	learner agent.EmbeddingLearner // agentPolicy's agent
 	f       *meta.FLASH
-	task    string
+	name    string // the task's name in f
 	embDim  int
 	states  [][]float64
 	actions [][]float64
@@ -111,11 +114,11 @@ func (p *metaPolicy) learn(obs []float64, r float64, next []float64, term bool) 
 	p.actions = append(p.actions, slices.Clone(p.act))
 	p.rewards = append(p.rewards, r)
 	if n > before && p.f.MetaUpdates() {
-		g := p.ag.(agent.EmbeddingLearner).EmbeddingGrad()
+		g := p.learner.EmbeddingGrad()
 		if g == nil {
 			return n, errors.New("train: the agent updated but has no embedding gradient")
 		}
-		if err := p.f.AddGrad(p.task, g); err != nil {
+		if err := p.f.AddGrad(p.name, g); err != nil {
 			return n, err
 		}
 	}

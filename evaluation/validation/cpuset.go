@@ -18,8 +18,8 @@ import (
 // the server's tail latency measures the neighbours.
 //
 // Place moves the calling process (the load generator) and so every child it
-// starts later (the services) into a cpuset of the first CPUs; Pin moves a
-// workload server into a cpuset of the last ones.
+// starts later (the services) into a cpuset of the first CPUs; Real moves
+// each workload server into a cpuset of the last ones.
 type Placement struct {
 	// Server and Rest are the CPU lists ("1", "2-3") of the workload server
 	// and of everything else; empty when the machine does not allow pinning.
@@ -29,8 +29,8 @@ type Placement struct {
 
 	root string // the cpuset hierarchy (v1) or the unified one (v2)
 	v2   bool
+	mems string // cpuset.mems of the hierarchy's root (v1)
 	rest string // the cgroup the calling process was moved into
-	name string
 }
 
 // Place reserves the last ceil(serverCores) CPUs for workload servers and
@@ -38,7 +38,7 @@ type Placement struct {
 // has too few CPUs or no writable cpuset controller, it returns a Placement
 // that pins nothing and says why.
 func Place(serverCores float64, name string) *Placement {
-	p := &Placement{name: name}
+	p := &Placement{}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		p.root, p.v2 = "/sys/fs/cgroup", true
 		ctl, err := os.ReadFile(filepath.Join(p.root, "cgroup.subtree_control"))
@@ -76,7 +76,8 @@ func Place(serverCores float64, name string) *Placement {
 			p.Desc = "shared CPUs (" + err.Error() + ")"
 			return p
 		}
-		files = append(files, "cpuset.mems", strings.TrimSpace(string(mems)))
+		p.mems = strings.TrimSpace(string(mems))
+		files = append(files, "cpuset.mems", p.mems)
 	}
 	g, err := makeCgroup(p.root, name+"-rest", files, os.Getpid())
 	if err != nil {
@@ -97,11 +98,7 @@ func (p *Placement) pinFiles() []string {
 	if p.v2 {
 		return []string{"cpuset.cpus", p.Server}
 	}
-	mems, err := os.ReadFile(filepath.Join(p.root, "cpuset.mems"))
-	if err != nil {
-		return nil
-	}
-	return []string{"cpuset.cpus", p.Server, "cpuset.mems", strings.TrimSpace(string(mems))}
+	return []string{"cpuset.cpus", p.Server, "cpuset.mems", p.mems}
 }
 
 // pin moves pid into a new v1 cpuset cgroup of the server's CPUs. Under

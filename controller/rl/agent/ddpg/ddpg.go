@@ -30,7 +30,7 @@ type Agent struct {
 	q, qNext, dq, mu []float64         // B, B, B, B×A
 	pre              []float64         // B×A actor pre-activations
 	dx, da           []float64         // B×(S+A), B×A
-	dxs              []float64         // B×S: the actor loss's gradient w.r.t. the states (EmbedDim > 0)
+	dxs              []float64         // B×S: the actor loss's gradient w.r.t. the states (EmbedLoss ActorLoss or BothLosses)
 	eGrad            []float64         // EmbedDim: its sum over the minibatch's embedding entries
 	eValid           bool              // whether eGrad holds the last Update's gradient
 	embs             map[int][]float64 // each task's latest embedding (SetEmbedding)
@@ -79,7 +79,10 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*Agent, error
 	b, in := cfg.BatchSize, stateDim+actionDim
 	var dxs, eGrad []float64
 	if cfg.EmbedDim > 0 {
-		dxs, eGrad = make([]float64, b*stateDim), make([]float64, cfg.EmbedDim)
+		eGrad = make([]float64, cfg.EmbedDim)
+		if cfg.EmbedLoss != CriticLoss {
+			dxs = make([]float64, b*stateDim)
+		}
 	}
 	return &Agent{
 		dxs: dxs, eGrad: eGrad,
@@ -187,21 +190,12 @@ func (a *Agent) Update() (agent.Stats, error) {
 	cp := a.critic.Params()
 	cp.ZeroGrad()
 	E := a.cfg.EmbedDim
-	if E > 0 {
-		clear(a.eGrad)
-	}
+	clear(a.eGrad)
 	if E > 0 && a.cfg.EmbedLoss != ActorLoss {
 		// The TD target's networks are constants (semi-gradient), so the
 		// critic loss sees the embedding through Q(s, a) only.
 		a.critic.Backward(a.dx, a.dq, B)
-		for k := range B {
-			if bt.Tasks[k] != a.task {
-				continue // another task's embedding
-			}
-			for j, v := range a.dx[k*(S+A)+S-E : k*(S+A)+S] {
-				a.eGrad[j] += v
-			}
-		}
+		a.addEmbeddingGrad(a.dx, S+A)
 	} else {
 		a.critic.Backward(nil, a.dq, B)
 	}
@@ -231,25 +225,12 @@ func (a *Agent) Update() (agent.Stats, error) {
 	}
 	ap := a.actor.Params()
 	ap.ZeroGrad()
-	withActor := E > 0 && a.cfg.EmbedLoss != CriticLoss
-	if withActor {
-		a.actor.Backward(a.dxs, a.da, B)
-	} else {
-		a.actor.Backward(nil, a.da, B)
-	}
-	if withActor {
+	a.actor.Backward(a.dxs, a.da, B) // dxs is nil unless the actor loss reaches the embedding
+	if a.dxs != nil {
 		// The actor loss sees the embedding twice per sample: through the
 		// critic's state input and through the actor's.
-		for k := range B {
-			if bt.Tasks[k] != a.task {
-				continue
-			}
-			c := a.dx[k*(S+A)+S-E : k*(S+A)+S]
-			s := a.dxs[k*S+S-E : k*S+S]
-			for j := range E {
-				a.eGrad[j] += c[j] + s[j]
-			}
-		}
+		a.addEmbeddingGrad(a.dx, S+A)
+		a.addEmbeddingGrad(a.dxs, S)
 	}
 	a.eValid = E > 0
 	st.ActorGradNorm = rl.ClipGradNorm(ap, a.cfg.ClipNorm)
@@ -270,6 +251,22 @@ func (a *Agent) Update() (agent.Stats, error) {
 	return st, nil
 }
 
+// addEmbeddingGrad adds to eGrad the embedding entries (the last EmbedDim
+// of each row's state part) of the gradient rows g (width stride) of the
+// minibatch's samples of the current task; other tasks' samples carry
+// other embeddings.
+func (a *Agent) addEmbeddingGrad(g []float64, stride int) {
+	S, E := a.stateDim, a.cfg.EmbedDim
+	for k, task := range a.batch.Tasks {
+		if task != a.task {
+			continue
+		}
+		for j, v := range g[k*stride+S-E : k*stride+S] {
+			a.eGrad[j] += v
+		}
+	}
+}
+
 // SetEmbedding sets task's embedding (Config().EmbedDim values, copied) and
 // makes task the current one: Update then trains every sampled transition
 // of a task with that task's latest embedding in place of the one its
@@ -288,11 +285,10 @@ func (a *Agent) SetEmbedding(task int, e []float64) error {
 }
 
 // EmbeddingGrad returns the gradient of the last Update's Config().EmbedLoss
-// with respect to the embedding (the state's last Config().EmbedDim entries),
-// summed over the minibatch's samples (with SetEmbedding, the gradient with
-// respect to the current embedding): the meta learner's AddGrad input. It
-// is nil without an embedding or before the first update, and shared: copy
-// it to keep it.
+// with respect to the current task's embedding (the state's last
+// Config().EmbedDim entries), summed over the minibatch's samples of that
+// task: the meta learner's AddGrad input. It is nil without an embedding or
+// before the first update, and shared: copy it to keep it.
 func (a *Agent) EmbeddingGrad() []float64 {
 	if !a.eValid {
 		return nil
