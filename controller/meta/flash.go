@@ -186,15 +186,22 @@ func (f *FLASH) SetMetaUpdates(on bool) {
 func (f *FLASH) MetaUpdates() bool { return f.updates }
 
 // AddGrad adds the gradient of a base learner's loss with respect to task's
-// current embedding (from Embedding) to the meta learner's pending update.
-// It is an error while updates are off or when another task's embedding
-// was computed since.
+// current embedding (from Embedding) to the meta learner's pending update;
+// before the task's first episode (a zero embedding) it does nothing. It is
+// an error while updates are off or when another task's embedding was
+// computed since.
 func (f *FLASH) AddGrad(task string, d []float64) error {
 	if !f.updates {
 		return errors.New("meta: AddGrad: meta updates are off")
 	}
-	if _, err := f.task(task); err != nil {
+	t, err := f.task(task)
+	if err != nil {
 		return err
+	}
+	if t.buf.Len() == 0 {
+		// Before its first episode a task's embedding is zeros, not the
+		// embedder's output: the gradient has nowhere to go.
+		return nil
 	}
 	if f.current != task {
 		return fmt.Errorf("meta: AddGrad: the embedder last embedded task %q, not %q: call Embedding first", f.current, task)

@@ -52,6 +52,13 @@ func TestFLASHAPI(t *testing.T) {
 	assert.NotEqual(t, []float64{0, 0}, e1)
 
 	assert.ErrorContains(t, f.AddGrad("a", []float64{1, 1}), "meta updates are off")
+	require.NoError(t, f.Register(Task{Name: "new", StateDim: 2, ActionDim: 1}))
+	f.SetMetaUpdates(true)
+	_, err = f.Embedding(nil, "new")
+	require.NoError(t, err)
+	assert.NoError(t, f.AddGrad("new", []float64{1, 1}), "no episode yet: a zero embedding, nothing to learn")
+	f.Step()
+	f.SetMetaUpdates(false)
 	f.Step() // nothing pending: the frozen embedder does not move
 	e2, _ := f.Embedding(nil, "a")
 	assert.Equal(t, e1, e2)
