@@ -101,6 +101,9 @@ func calibrate(ctx context.Context, progress io.Writer, fl calibrateFlags) (*cal
 	if err != nil {
 		return nil, err
 	}
+	if fl.opts.Services, err = serviceMeter(childEnv); err != nil {
+		return nil, err
+	}
 	measure := calibration.InProcess(env, fl.opts)
 	if fl.isolate {
 		if measure, err = childMeasurer(childEnv, fl.seed, fl.opts); err != nil {
@@ -178,6 +181,13 @@ func newCalibrateOneCmd() *cobra.Command {
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&opts); err != nil {
 				return fmt.Errorf("--options: %w", err)
+			}
+			if services == servicesEnv {
+				meter, err := serviceMeter(nil)
+				if err != nil {
+					return err
+				}
+				opts.Services = meter
 			}
 			dir, err := os.MkdirTemp("", "aware-calibrate-one-")
 			if err != nil {

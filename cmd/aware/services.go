@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 
+	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/database"
 	"github.com/aware-autoscaler/aware/workloads/objstore"
 	"github.com/aware-autoscaler/aware/workloads/segments"
@@ -39,8 +42,9 @@ func startServices(ctx context.Context, mode, dir string, env *segments.Env) (st
 		}
 	}()
 	var (
-		s3  objstore.Config
-		dbu string
+		s3   objstore.Config
+		dbu  string
+		pids []string // of services this process started, for metering
 	)
 	switch mode {
 	case servicesNone:
@@ -57,6 +61,7 @@ func startServices(ctx context.Context, mode, dir string, env *segments.Env) (st
 		}
 		stops = append(stops, ld.Stop)
 		s3, dbu = ls.Config(), ld.URL()
+		pids = []string{strconv.Itoa(ld.Pid()), strconv.Itoa(ls.Pid())}
 	case servicesEnv:
 		s3, dbu = objstore.ConfigFromEnv(), database.URLFromEnv()
 		if s3.Endpoint == "" || dbu == "" {
@@ -80,7 +85,34 @@ func startServices(ctx context.Context, mode, dir string, env *segments.Env) (st
 		objstore.EnvSecretKey + "=" + s3.SecretKey, objstore.EnvBucket + "=" + s3.Bucket,
 		objstore.EnvRegion + "=" + s3.Region, database.EnvURL + "=" + dbu,
 	}
+	if len(pids) > 0 {
+		childEnv = append(childEnv, calibration.EnvServicePIDs+"="+strings.Join(pids, ","))
+	}
 	return stop, childEnv, nil
+}
+
+// serviceMeter meters the services whose process IDs env (a childEnv of
+// startServices, or this process's environment when nil) names, or returns
+// nil when it names none: services reached through --services env run
+// elsewhere and cannot be metered.
+func serviceMeter(env []string) (calibration.ServiceMeter, error) {
+	v := os.Getenv(calibration.EnvServicePIDs)
+	if env != nil {
+		v = ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == calibration.EnvServicePIDs {
+				v = val
+			}
+		}
+	}
+	pids, err := calibration.ParsePIDs(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", calibration.EnvServicePIDs, err)
+	}
+	if len(pids) == 0 {
+		return nil, nil
+	}
+	return calibration.ProcessTrees(pids), nil
 }
 
 func mkdir(parent, name string) string {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
+	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
 func newSimCmd() *cobra.Command {
@@ -47,6 +50,11 @@ type validateFlags struct {
 	recalibrate  bool
 	pin          bool
 	repeats      int
+	serviceCores float64
+	replay       string
+	overheads    bool
+	overheadCPU  time.Duration // overrides when positive
+	overheadTime time.Duration
 }
 
 func newSimValidateCmd() *cobra.Command {
@@ -90,6 +98,11 @@ compares the simulator with the median of N runs and states that spread.`,
 	f.StringVar(&fl.profile, "profile", "", "calibration profile to simulate with (default: the committed one)")
 	f.BoolVar(&fl.recalibrate, "recalibrate", true, "re-measure the validated chains' segments on this machine first (aware workload calibrate one) and simulate with those figures")
 	f.IntVar(&fl.repeats, "repeats", 1, "run each real case this many times and compare the simulator with the median (the table then states the real p95's spread between repeats)")
+	f.Float64Var(&fl.serviceCores, "service-cores", -1, "CPU cores the simulated database and object store have, shared with the load generator; 0 leaves them unlimited (each request costs its calibrated round trip); default: the CPUs the placement leaves them (all but the server's when not pinned)")
+	f.BoolVar(&fl.overheads, "overheads", true, "with --recalibrate, also measure the HTTP overheads here (matMul 25 at 100 req/s on one core, 10 s, three times) and simulate with them")
+	f.DurationVar(&fl.overheadCPU, "overhead-cpu", 0, "simulate with this HTTP CPU cost per request instead of the measured (or recorded, with --replay) one")
+	f.DurationVar(&fl.overheadTime, "overhead-time", 0, "simulate with this off-CPU HTTP time per request instead of the measured (or recorded) one")
+	f.StringVar(&fl.replay, "replay", "", "re-simulate the cases of an earlier run's --out folder (its validation.json, and its profile.json unless --profile) and compare them with the real figures recorded there, without running anything for real")
 	f.BoolVar(&fl.pin, "pin", true, "run the workload server on CPUs of its own and the load generator and services on the others (cgroup cpuset), as pods and their clients run on different nodes")
 	return cmd
 }
@@ -99,6 +112,9 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	out := cmd.OutOrStdout()
 	if fl.repeats < 1 {
 		return fmt.Errorf("--repeats %d: must be at least 1", fl.repeats)
+	}
+	if fl.replay != "" {
+		return replayValidation(cmd, fl)
 	}
 	prof, err := calibration.Default()
 	if err != nil {
@@ -135,12 +151,13 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	childEnv := []string(nil)
 	// In --simulate-only mode the segments are re-measured only when asked.
 	recal := fl.recalibrate && (!fl.simulateOnly || cmd.Flags().Changed("recalibrate"))
+	maxCPU := 0.0
+	for _, c := range fl.cpus {
+		maxCPU = max(maxCPU, c)
+	}
 	var place *validation.Placement
+	ov := sim.DefaultOverheads()
 	if (!fl.simulateOnly || recal) && fl.pin {
-		maxCPU := 0.0
-		for _, c := range fl.cpus {
-			maxCPU = max(maxCPU, c)
-		}
 		place = validation.Place(maxCPU, fmt.Sprintf("aware-validate-%d", os.Getpid()))
 		defer func() {
 			if err := place.Release(); err != nil {
@@ -177,6 +194,32 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 				return err
 			}
 		}
+		if recal && fl.overheads && !fl.simulateOnly {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			o, m, err := validation.MeasureOverheads(ctx, validation.RealConfig{Exe: exe, Env: childEnv, Dir: dir, Warmup: fl.warmup, Seed: fl.seed, Placement: place}, prof, 100, 10*time.Second, 3)
+			if err != nil {
+				return err
+			}
+			ov = o
+			fmt.Fprintf(cmd.ErrOrStderr(), "HTTP overheads measured here: %.0f µs CPU and %.0f µs off-CPU per request (median latency %.3f ms of matMul 25 at %.0f req/s; defaults %.0f and %.0f µs)\n",
+				1e6*ov.CPU, 1e6*ov.Time, 1e3*m.P50, m.Throughput, 1e6*sim.DefaultOverheads().CPU, 1e6*sim.DefaultOverheads().Time)
+		}
+	}
+	ov = fl.overridden(ov)
+	svcCores := fl.serviceCores
+	if svcCores < 0 {
+		// What the services get in a real run: the CPUs besides the
+		// server's when pinned, else all but the server's largest limit.
+		svcCores = math.Max(float64(runtime.NumCPU())-maxCPU, 1)
+		if n := place.RestCPUs(); n > 0 {
+			svcCores = float64(n)
+		}
+	}
+	if svcCores > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "simulated services: %.2f CPU cores, shared with the load generator at %.0f µs per request\n", svcCores, 1e6*validation.LoadGenCPU)
 	}
 	cases, err := validation.Cases(prof, picks, sources, validation.Plan{CPUs: fl.cpus, Utilisations: fl.utils, Window: fl.window, MaxRate: fl.maxRate, Seed: fl.seed})
 	if err != nil {
@@ -190,7 +233,7 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 	for i, c := range cases {
 		fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s at %.2f cores\n", i+1, len(cases), c.App, c.CPU)
 		row := validation.Row{Case: c, Method: validation.Method{Quota: "-", MemorySource: "-"}}
-		if row.Sim, err = validation.Simulate(ctx, prof, c); err != nil {
+		if row.Sim, err = validation.Simulate(ctx, prof, c, append(validation.ServiceOptions(svcCores), sim.WithOverheads(ov))...); err != nil {
 			return err
 		}
 		for rep := 0; !fl.simulateOnly && rep < fl.repeats; rep++ {
@@ -212,6 +255,36 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 		}
 		rows = append(rows, row)
 	}
+	return writeValidation(cmd, fl, prof, rows, svcCores, ov)
+}
+
+// validationFile is validation.json: the rows, their summary and the
+// cores the simulated services had (0: unlimited), so that --replay
+// re-simulates what was compared.
+type validationFile struct {
+	Rows         []validation.Row    `json:"rows"`
+	Summary      validation.Measured `json:"summary"`
+	ServiceCores float64             `json:"serviceCores"`
+	// Overheads are the HTTP costs simulated with (nil in files written
+	// before they were recorded: the defaults).
+	Overheads *sim.Overheads `json:"overheads,omitempty"`
+}
+
+// overridden is ov with the --overhead-cpu and --overhead-time overrides.
+func (fl validateFlags) overridden(ov sim.Overheads) sim.Overheads {
+	if fl.overheadCPU > 0 {
+		ov.CPU = fl.overheadCPU.Seconds()
+	}
+	if fl.overheadTime > 0 {
+		ov.Time = fl.overheadTime.Seconds()
+	}
+	return ov
+}
+
+// writeValidation prints the table and, with --out, writes validation.md,
+// validation.json and the profile simulated with.
+func writeValidation(cmd *cobra.Command, fl validateFlags, prof *calibration.Profile, rows []validation.Row, svcCores float64, ov sim.Overheads) error {
+	out := cmd.OutOrStdout()
 	var md strings.Builder
 	if fl.simulateOnly {
 		fmt.Fprintln(&md, "| app | CPU limit | trace | sim CPU (cores) | sim throughput | sim p95 (ms) | concurrency | sim memory (MiB) |")
@@ -236,10 +309,7 @@ func runSimValidate(cmd *cobra.Command, fl validateFlags) error {
 		if err := prof.Save(filepath.Join(fl.out, "profile.json")); err != nil {
 			return err
 		}
-		js, err := json.MarshalIndent(struct {
-			Rows    []validation.Row    `json:"rows"`
-			Summary validation.Measured `json:"summary"`
-		}{rows, validation.Summary(rows)}, "", "  ")
+		js, err := json.MarshalIndent(validationFile{rows, validation.Summary(rows), svcCores, &ov}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -315,4 +385,44 @@ func recalibrate(ctx context.Context, progress io.Writer, prof *calibration.Prof
 	}
 	local.Sort()
 	return &local, nil
+}
+
+// replayValidation re-simulates the cases recorded in fl.replay with the
+// current simulator and compares them with the real figures recorded there.
+func replayValidation(cmd *cobra.Command, fl validateFlags) error {
+	b, err := os.ReadFile(filepath.Join(fl.replay, "validation.json"))
+	if err != nil {
+		return fmt.Errorf("--replay: %w", err)
+	}
+	var rec validationFile
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return fmt.Errorf("--replay: %s: %w", filepath.Join(fl.replay, "validation.json"), err)
+	}
+	if len(rec.Rows) == 0 {
+		return fmt.Errorf("--replay: %s holds no rows", filepath.Join(fl.replay, "validation.json"))
+	}
+	path := filepath.Join(fl.replay, "profile.json")
+	if fl.profile != "" {
+		path = fl.profile
+	}
+	prof, err := calibration.Load(path)
+	if err != nil {
+		return fmt.Errorf("--replay: %w", err)
+	}
+	svcCores := fl.serviceCores
+	if svcCores < 0 {
+		svcCores = rec.ServiceCores
+	}
+	ov := sim.DefaultOverheads()
+	if rec.Overheads != nil {
+		ov = *rec.Overheads
+	}
+	ov = fl.overridden(ov)
+	for i := range rec.Rows {
+		if rec.Rows[i].Sim, err = validation.Simulate(cmd.Context(), prof, rec.Rows[i].Case, append(validation.ServiceOptions(svcCores), sim.WithOverheads(ov))...); err != nil {
+			return err
+		}
+	}
+	fl.simulateOnly = false
+	return writeValidation(cmd, fl, prof, rec.Rows, svcCores, ov)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // cpuQuota is a cgroup that limits a process's CPU like a container's CPU
@@ -99,6 +100,16 @@ func processCPU(pid int) (float64, error) {
 		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	return (ut + st) / clockTicks, nil
+}
+
+// selfCPU is this process's user + system CPU-seconds so far (its
+// children's not included).
+func selfCPU() (float64, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9, nil
 }
 
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports.

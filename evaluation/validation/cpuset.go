@@ -38,6 +38,11 @@ type Placement struct {
 // has too few CPUs or no writable cpuset controller, it returns a Placement
 // that pins nothing and says why.
 func Place(serverCores float64, name string) *Placement {
+	// Cgroups of validations that were killed before they could remove
+	// theirs (SIGKILL) are empty now: remove them.
+	for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/cpu"} {
+		sweepStale(root, "aware-validate-", processAlive)
+	}
 	p := &Placement{}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		p.root, p.v2 = "/sys/fs/cgroup", true
@@ -87,6 +92,47 @@ func Place(serverCores float64, name string) *Placement {
 	p.rest, p.Server, p.Rest = g.dir, server, rest
 	p.Desc = fmt.Sprintf("server on CPU %s, load generator and services on CPU %s", server, rest)
 	return p
+}
+
+// sweepStale removes the cgroups under root named prefix<pid>-… whose
+// process pid has exited (alive reports whether it runs). A cgroup that
+// still holds processes is not removable and stays.
+func sweepStale(root, prefix string, alive func(pid int) bool) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || alive(pid) {
+			continue
+		}
+		_ = os.Remove(filepath.Join(root, e.Name()))
+	}
+}
+
+// processAlive reports whether process pid exists.
+func processAlive(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
+}
+
+// RestCPUs is the number of CPUs the load generator and the services run
+// on, or 0 when p pins nothing.
+func (p *Placement) RestCPUs() int {
+	if p == nil || p.Rest == "" {
+		return 0
+	}
+	cpus, err := parseCPUList(p.Rest)
+	if err != nil {
+		return 0
+	}
+	return len(cpus)
 }
 
 // pinFiles are the cgroup files that confine a server to p.Server in a

@@ -103,6 +103,10 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, Method, error)
 	if err != nil {
 		return Measured{}, desc, err
 	}
+	self0, err := selfCPU()
+	if err != nil {
+		return Measured{}, desc, err
+	}
 	rss := sampleRSS(child.Pid(), rssInterval)
 	rep, err := gen.Run(ctx, sched)
 	mem, rssErr := rss.mean()
@@ -116,9 +120,17 @@ func Real(ctx context.Context, cfg RealConfig, c Case) (Measured, Method, error)
 	if err != nil {
 		return Measured{}, desc, err
 	}
+	self1, err := selfCPU()
+	if err != nil {
+		return Measured{}, desc, err
+	}
 	if rep.Failed > 0 || rep.Dropped > 0 {
 		fmt.Fprintf(os.Stderr, "%s at %.2f cores: %d failed, %d dropped (%v)\n", c.App, c.CPU, rep.Failed, rep.Dropped, rep.Errors)
 	}
 	secs := rep.Duration.Seconds()
-	return Measured{CPU: (cpu1 - cpu0) / secs, Throughput: float64(rep.Completed) / secs, P95: rep.Latency.P95.Seconds(), Memory: mem}, desc, nil
+	m := Measured{CPU: (cpu1 - cpu0) / secs, Throughput: float64(rep.Completed) / secs, P95: rep.Latency.P95.Seconds(), P50: rep.Latency.P50.Seconds(), Memory: mem}
+	if rep.Completed > 0 {
+		m.Client = (self1 - self0) / float64(rep.Completed)
+	}
+	return m, desc, nil
 }

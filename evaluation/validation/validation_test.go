@@ -276,8 +276,8 @@ func TestPlacementNil(t *testing.T) {
 }
 
 func TestRepeats(t *testing.T) {
-	runs := []Measured{{CPU: 1, Throughput: 10, P95: 0.010, Memory: 5}, {CPU: 3, Throughput: 10, P95: 0.040, Memory: 4}, {CPU: 2, Throughput: 11, P95: 0.020, Memory: 6}}
-	assert.Equal(t, Measured{CPU: 2, Throughput: 10, P95: 0.020, Memory: 5}, MedianOf(runs))
+	runs := []Measured{{CPU: 1, Throughput: 10, P95: 0.010, Memory: 5, Client: 100e-6}, {CPU: 3, Throughput: 10, P95: 0.040, Memory: 4, Client: 200e-6}, {CPU: 2, Throughput: 11, P95: 0.020, Memory: 6, Client: 120e-6}}
+	assert.Equal(t, Measured{CPU: 2, Throughput: 10, P95: 0.020, Memory: 5, Client: 120e-6}, MedianOf(runs))
 
 	_, ok := Repeatability([]Row{{Real: runs[0]}})
 	assert.False(t, ok, "no repeated row")
@@ -297,4 +297,23 @@ func TestRepeats(t *testing.T) {
 	}
 	require.NoError(t, WriteMarkdown(&b, rows))
 	assert.Contains(t, b.String(), "Real runs are medians of 3 repeats; the real p95's spread between repeats of a case, (max − min) / median, is 9.5% (median over cases).")
+	// Rows 2 and 3 carry runs[0]'s client figure (100 µs at 10 req/s), row
+	// 1 the median's (120 µs at 10 req/s).
+	assert.Contains(t, b.String(), "The load generator spent 107 µs CPU per request over all cases' requests (100–120 µs per case")
+}
+
+func TestSweepStale(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"aware-validate-10-rest", "aware-validate-10-app-0001-500m", "aware-validate-20-rest", "aware-validate-x-rest", "other-10-rest"} {
+		require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "aware-validate-30-file"), nil, 0o644))
+	sweepStale(root, "aware-validate-", func(pid int) bool { return pid == 20 })
+	ents, err := os.ReadDir(root)
+	require.NoError(t, err)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	assert.Equal(t, []string{"aware-validate-20-rest", "aware-validate-30-file", "aware-validate-x-rest", "other-10-rest"}, left, "only the dead validation's directories go")
 }

@@ -34,6 +34,9 @@ type Options struct {
 	Rounds int `json:"rounds"`
 	// Concurrency is the number of simultaneous requests of the memory phase.
 	Concurrency int `json:"concurrency"`
+	// Services, when set, meters the external services' CPU, and segments
+	// that use a service get Entry.ServiceCPUSeconds.
+	Services ServiceMeter `json:"-"`
 }
 
 // DefaultOptions are the options of the committed profile.
@@ -150,6 +153,7 @@ func Run(ctx context.Context, targets []Target, opts Options, measure Measurer, 
 				p.RSSBaseBytes = max(p.RSSBaseBytes, e.RSSBaseBytes)
 			} else {
 				entries[i].CPUSecondsRepeats = append(entries[i].CPUSecondsRepeats, e.CPUSecondsRepeats[0])
+				entries[i].ServiceCPURepeats = append(entries[i].ServiceCPURepeats, e.ServiceCPURepeats...)
 			}
 			done++
 			if progress != nil {
@@ -159,6 +163,9 @@ func Run(ctx context.Context, targets []Target, opts Options, measure Measurer, 
 	}
 	for i := range entries {
 		entries[i].CPUSeconds = median(entries[i].CPUSecondsRepeats)
+		if len(entries[i].ServiceCPURepeats) > 0 {
+			entries[i].ServiceCPUSeconds = median(entries[i].ServiceCPURepeats)
+		}
 	}
 	p.Entries = entries
 	p.Sort()
@@ -182,7 +189,16 @@ func MeasureOne(ctx context.Context, t Target, env segments.Env, opts Options, f
 		return Entry{}, err
 	}
 	e.CPUSeconds = e.CPUSecondsRepeats[0]
+	if len(e.ServiceCPURepeats) > 0 {
+		e.ServiceCPUSeconds = e.ServiceCPURepeats[0]
+	}
 	return e, nil
+}
+
+// usesServices reports whether a segment calls the database or the object
+// store.
+func usesServices(info segments.Info) bool {
+	return slices.Contains(info.Needs, "db") || slices.Contains(info.Needs, "objects")
 }
 
 // measureTarget runs one repeat of one target into e. The first repeat also
@@ -206,14 +222,25 @@ func measureTarget(ctx context.Context, t Target, env segments.Env, opts Options
 		walls    []float64
 		payload  segments.Result
 		roundCPU []float64
-		total    counters // summed over the rounds
+		roundSvc []float64 // the services' CPU per request, if metered
+		total    counters  // summed over the rounds
 	)
+	meter := opts.Services
+	if !usesServices(info) {
+		meter = nil
+	}
 	perRound := opts.MinDuration / time.Duration(opts.Rounds)
 	for r := range opts.Rounds {
 		runtime.GC()
 		before, err := readCounters()
 		if err != nil {
 			return err
+		}
+		var svc0 time.Duration
+		if meter != nil {
+			if svc0, err = meter(); err != nil {
+				return err
+			}
 		}
 		// Each round does its share of MinRequests, MinDuration and
 		// MaxRequests.
@@ -234,10 +261,20 @@ func measureTarget(ctx context.Context, t Target, env segments.Env, opts Options
 		if err != nil {
 			return err
 		}
+		if meter != nil {
+			svc1, err := meter()
+			if err != nil {
+				return err
+			}
+			roundSvc = append(roundSvc, (svc1-svc0).Seconds()/float64(n))
+		}
 		roundCPU = append(roundCPU, (after.cpu-before.cpu).Seconds()/float64(n))
 		total.add(after.sub(before))
 	}
 	e.CPUSecondsRepeats = append(e.CPUSecondsRepeats, median(roundCPU))
+	if len(roundSvc) > 0 {
+		e.ServiceCPURepeats = append(e.ServiceCPURepeats, median(roundSvc))
+	}
 	if !first {
 		return nil
 	}

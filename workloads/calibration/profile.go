@@ -42,6 +42,14 @@ type Entry struct {
 	CPUSeconds float64 `json:"cpuSeconds"`
 	// CPUSecondsRepeats holds each repeat's CPU-seconds per request.
 	CPUSecondsRepeats []float64 `json:"cpuSecondsRepeats"`
+	// ServiceCPUSeconds is the median over repeats of the CPU-seconds per
+	// request the external services (database, object store) spent on the
+	// segment, measured like CPUSeconds from the services' processes; 0
+	// when the segment uses none or they were not metered (profiles
+	// before 2026-11-25, services not started by the calibrating command).
+	ServiceCPUSeconds float64 `json:"serviceCpuSeconds,omitempty"`
+	// ServiceCPURepeats holds each repeat's figure.
+	ServiceCPURepeats []float64 `json:"serviceCpuSecondsRepeats,omitempty"`
 	// ServiceMean and ServiceCV describe the wall-clock service time of one
 	// request when run alone (seconds; CV = stddev / mean).
 	ServiceMean float64 `json:"serviceMeanSeconds"`

@@ -33,7 +33,7 @@ func (p *Profile) Agreement() (agree, total int) {
 // agreement summary.
 func (p *Profile) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "segment\tsize\tunit\treqs\tcpu ms/req\tsvc ms\tsvc cv\tp95 ms\talloc KiB\tws1 MiB\twsN MiB\tread KiB\twrite KiB\trepeats spread\tagree\t")
+	fmt.Fprintln(tw, "segment\tsize\tunit\treqs\tcpu ms/req\tservices cpu ms/req\tsvc ms\tsvc cv\tp95 ms\talloc KiB\tws1 MiB\twsN MiB\tread KiB\twrite KiB\trepeats spread\tagree\t")
 	for _, e := range p.Entries {
 		agree := "-"
 		if len(e.CPUSecondsRepeats) >= 2 {
@@ -42,8 +42,12 @@ func (p *Profile) WriteTable(w io.Writer) error {
 				agree = "NO"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f%%\t%s\t\n",
-			e.Segment, e.Size, e.Unit, e.Requests, e.CPUSeconds*1e3, e.ServiceMean*1e3, e.ServiceCV, e.ServiceP95*1e3,
+		services := "-"
+		if e.ServiceCPUSeconds > 0 {
+			services = fmt.Sprintf("%.3f", e.ServiceCPUSeconds*1e3)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.3f\t%s\t%.3f\t%.2f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f%%\t%s\t\n",
+			e.Segment, e.Size, e.Unit, e.Requests, e.CPUSeconds*1e3, services, e.ServiceMean*1e3, e.ServiceCV, e.ServiceP95*1e3,
 			e.AllocBytes/1024, float64(e.WorkingSet1)/(1<<20), float64(e.WorkingSet)/(1<<20),
 			e.ReadBytes/1024, e.WriteBytes/1024, 100*e.Spread(), agree)
 	}

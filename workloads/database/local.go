@@ -213,6 +213,9 @@ func (l *Local) URL() string {
 // Dir returns the directory holding the cluster, its socket and its log.
 func (l *Local) Dir() string { return l.dir }
 
+// Pid returns the postmaster's process ID (the backends are its children).
+func (l *Local) Pid() int { return l.proc.Pid() }
+
 // Stop shuts the server down like pg_ctl stop -m fast (SIGINT: roll back
 // open transactions, end sessions, checkpoint), killing it after 30s. It is
 // safe to call more than once; later calls return the first result.

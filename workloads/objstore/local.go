@@ -113,6 +113,9 @@ func randomKey(n int) string {
 // Config returns the settings to Connect to the gateway (bucket "aware").
 func (l *Local) Config() Config { return l.cfg }
 
+// Pid returns the object store server's process ID.
+func (l *Local) Pid() int { return l.proc.Pid() }
+
 // Dir returns the directory holding the gateway's data.
 func (l *Local) Dir() string { return l.dir }
 

@@ -200,15 +200,48 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 		mu = pods * m.Capacity(limit, a.Concurrency)
 	}
 	demand := arrived + s.backlog
+	// External services of limited capacity: their utilisation at the rate
+	// the pods would send them sets the wait each request adds there, in
+	// its slot, and they bound the throughput.
+	ws, podMu := 0.0, mu
+	if svc := m.serviceCapacity(c.serviceCores, c.serviceShared); !math.IsInf(svc, 1) && pods > 0 {
+		// The pods' slots hold requests through their wait at the
+		// services, so the pair sustains the largest rate x whose wait
+		// still leaves the slots room for x (at most the pods' CPU and the
+		// services' own capacity): with few slots the population at the
+		// services is bounded and x stays below svc.
+		podAt := func(x float64) float64 {
+			return pods * m.capacity(limit, a.Concurrency, m.serviceWait(x/svc, c.maxRho))
+		}
+		lo, hi := 0.0, math.Min(mu, svc*c.maxRho)
+		if podAt(hi) >= hi {
+			lo = hi
+		}
+		for range 50 {
+			if hi-lo <= 1e-9*hi {
+				break
+			}
+			if x := (lo + hi) / 2; podAt(x) >= x {
+				lo = x
+			} else {
+				hi = x
+			}
+		}
+		mu = lo
+		rate := math.Min(demand/dt, mu)
+		ws, podMu = m.serviceWait(rate/svc, c.maxRho), podAt(rate)
+	}
 	done := math.Min(demand, mu*dt)
 	left := demand - done
 	dropped := math.Max(0, left-mu*c.timeout)
 	left -= dropped
+	// The pods' own utilisation, for their queueing: saturated when they,
+	// not the services, leave requests behind.
 	rho := 0.0
-	if mu > 0 && !math.IsInf(mu, 1) {
-		rho = done / dt / mu
+	if podMu > 0 && !math.IsInf(podMu, 1) {
+		rho = done / dt / podMu
 	}
-	if left > 1e-9 || rho > c.maxRho {
+	if (left > 1e-9 && podMu <= mu) || rho > c.maxRho {
 		rho = c.maxRho
 	}
 
@@ -219,6 +252,7 @@ func (s *state) advance(a *App, next Allocation, c *config) {
 		perPod = done / dt / pods
 	}
 	d := newDelays(m, limit, rho, perPod, dt, c.delayShape)
+	d.ws = ws
 	var wlo, whi float64 // the backlog's wait rises or falls linearly over the step
 	if mu > 0 && !math.IsInf(mu, 1) {
 		wlo, whi = math.Min(s.backlog, left)/mu, math.Max(s.backlog, left)/mu

@@ -17,6 +17,7 @@ type config struct {
 	step, coldStart, resizeDelay, restartDelay, maxBackoff, timeout float64 // seconds
 	restart                                                         bool
 	idleCPU, maxRho, delayShape, alpha                              float64
+	serviceCores, serviceShared                                     float64
 	episode, workers                                                int
 	bounds                                                          gym.Bounds
 	caps                                                            gym.Capacities
@@ -60,6 +61,18 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 // WithIdleCPU sets the CPU a pod burns idle, in cores (default 0.002).
 func WithIdleCPU(cores float64) Option { return func(c *config) { c.idleCPU = cores } }
 
+// WithServices gives each application's external services (database,
+// object store) cores CPU cores, on which other processes also spend shared
+// CPU-seconds per request of the application (a load generator on the
+// services' node, as in `aware sim validate`; 0 in a cluster). Requests then
+// wait at the services as at a processor-sharing server loaded by their
+// Model.ServiceCPU and shared, and the services bound the application's
+// throughput at cores/(ServiceCPU+shared). The default, 0 cores, leaves them
+// unlimited: a request costs its calibrated round trip whatever the load.
+func WithServices(cores, shared float64) Option {
+	return func(c *config) { c.serviceCores, c.serviceShared = cores, shared }
+}
+
 // WithDelayShape scales the queueing delay's spread (default 1: an
 // exponential delay).
 func WithDelayShape(f float64) Option { return func(c *config) { c.delayShape = f } }
@@ -90,6 +103,9 @@ func (c *config) validate() error {
 	}
 	if c.coldStart < 0 || c.resizeDelay < 0 || c.restartDelay < 0 || c.idleCPU < 0 || c.delayShape < 0 {
 		return errors.New("sim: delays, idle CPU and delay shape must not be negative")
+	}
+	if !(c.serviceCores >= 0) || math.IsInf(c.serviceCores, 1) || !(c.serviceShared >= 0) || math.IsInf(c.serviceShared, 1) {
+		return fmt.Errorf("sim: service cores %g and shared CPU %g per request must be finite and not negative (0 cores: unlimited)", c.serviceCores, c.serviceShared)
 	}
 	if c.alpha < 0 || c.alpha > 1 {
 		return fmt.Errorf("sim: alpha %g outside [0, 1]", c.alpha)

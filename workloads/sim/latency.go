@@ -16,6 +16,7 @@ type delays struct {
 	thr     float64 // extra seconds a request alone spends throttled
 	pw, wq  float64 // probability of queueing and the mean queue wait
 	pt, gap float64 // share of requests waiting for the next CFS period, and its length
+	ws      float64 // mean wait at the external services
 }
 
 // newDelays models a pod of m with CPU limit limit at utilisation rho
@@ -70,12 +71,38 @@ func (d delays) quantile(iso, q float64) float64 {
 	if d.pt > 0 && q > 1-d.pt {
 		thrQ = d.gap * (q - (1 - d.pt)) / d.pt
 	}
-	return iso + d.thr + waitQuantile(q, d.pw, d.wq) + thrQ
+	// The services' wait is taken as exponential: a processor-sharing
+	// server's response time is close to it at moderate load.
+	return iso + d.thr + waitQuantile(q, d.pw, d.wq) + thrQ - d.ws*math.Log1p(-q)
 }
 
 // mean is the mean latency for a mean isolated service time of mean.
 func (d delays) mean(mean float64) float64 {
-	return mean + d.thr + d.wq + d.pt*d.gap/2
+	return mean + d.thr + d.wq + d.pt*d.gap/2 + d.ws
+}
+
+// serviceCapacity is the requests/s the application's external services
+// complete at most with cores CPU cores of which others take shared
+// CPU-seconds per request (+Inf when cores is 0, unlimited, or the
+// application does not use them).
+func (m *Model) serviceCapacity(cores, shared float64) float64 {
+	if cores <= 0 || m.ServiceCPU <= 0 {
+		return math.Inf(1)
+	}
+	return cores / (m.ServiceCPU + shared)
+}
+
+// serviceWait is the mean time a request waits at the external services
+// beyond its calibrated round trip when their cores run at utilisation
+// rho: the services' processes share their cores (PostgreSQL runs a
+// process per connection), so a processor-sharing server's D·ρ/(1−ρ), with
+// ρ capped at maxRho (a saturated service bounds the throughput instead).
+func (m *Model) serviceWait(rho, maxRho float64) float64 {
+	rho = math.Min(rho, maxRho)
+	if !(rho > 0) {
+		return 0
+	}
+	return m.ServiceCPU * rho / (1 - rho)
 }
 
 // slots is the number of requests a pod runs at once when the server

@@ -30,6 +30,10 @@ type Model struct {
 	MemoryPerRequest float64
 	// IOBytes and NetBytes are disk and network bytes per request.
 	IOBytes, NetBytes float64
+	// ServiceCPU is the CPU-seconds per request the application's external
+	// services (database, object store) spend: the demand on their cores
+	// when the simulation gives them a limited number (WithServiceCores).
+	ServiceCPU float64
 }
 
 // Overheads are the costs of serving a request over HTTP that calibration,
@@ -118,6 +122,7 @@ func NewModel(prof *calibration.Profile, chain []segments.Spec, speed float64, o
 			slope = float64(e.WorkingSet-e.WorkingSet1) / (c - 1)
 		}
 		held += mean * math.Max(slope, RequestBytes)
+		m.ServiceCPU += e.ServiceCPUSeconds
 		m.IOBytes += diskBytes(seg.Name, e)
 		m.NetBytes += netBytes(seg.Name, e)
 	}

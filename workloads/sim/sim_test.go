@@ -345,3 +345,73 @@ func TestValidation(t *testing.T) {
 
 func first(a, _ float64) float64  { return a }
 func second(_, b float64) float64 { return b }
+
+func TestServicesOfLimitedCapacity(t *testing.T) {
+	// dbWrite 64 rows, with PostgreSQL's CPU per request as measured on the
+	// 2-core AMD machine (0.25 ms); its services get one core shared with a
+	// load generator at 0.15 ms per request: at most 2500 req/s.
+	prof := profile(t)
+	prof.Entries = append([]calibration.Entry(nil), prof.Entries...)
+	found := false
+	for i, e := range prof.Entries {
+		if e.Segment == "dbWrite" && e.Size == 64 {
+			prof.Entries[i].ServiceCPUSeconds, found = 0.25e-3, true
+		}
+	}
+	require.True(t, found, "the profile has dbWrite 64")
+	a := App{
+		Name: "db", Chain: []segments.Spec{{Name: "dbWrite", Size: 64}}, Speed: 1,
+		SLO:     gym.SLO{Kind: gym.LatencySLO, Target: 0.1},
+		Load:    Load{Shape: flat(20), Scale: 1},
+		Initial: Allocation{Replicas: 8, CPU: 4, Memory: 8192 * gym.MiB},
+	}
+	last := func(rate float64, opts ...Option) gym.Metrics {
+		app := a
+		app.Load.Scale = rate
+		c, err := New(prof, []App{app}, opts...)
+		require.NoError(t, err)
+		require.Positive(t, c.Model(0).ServiceCPU)
+		for range 10 {
+			c.Set(0, app.Initial)
+			require.NoError(t, c.Advance(context.Background()))
+		}
+		return c.Metrics(0)
+	}
+	limited := WithServices(1, 0.15e-3)
+	wait := func(rho float64) float64 { return 0.25e-3 * rho / (1 - rho) }
+	for _, tt := range []struct {
+		rate float64
+		rho  float64 // of the services' core
+	}{{500, 0.2}, {2000, 0.8}} {
+		free, busy := last(tt.rate), last(tt.rate, limited)
+		assert.InDelta(t, tt.rate, busy.ProcessedRate, 1e-6, "below capacity every request is served")
+		// The mean wait D·ρ/(1−ρ), exponential: p95 adds −ln(0.05) of it.
+		assert.InDelta(t, wait(tt.rho)*-math.Log(0.05), busy.LatencyP95-free.LatencyP95, 1e-6, "rate %g", tt.rate)
+		assert.InDelta(t, free.CPUUsage, busy.CPUUsage, 1e-9, "the pods' CPU does not change")
+	}
+	// Beyond 2500 req/s the services bound the throughput and the backlog
+	// grows; unlimited services serve everything.
+	over := last(3000, limited)
+	assert.Zero(t, over.OOMKills)
+	assert.InDelta(t, 2500*0.99, over.ProcessedRate, 1e-6, "at most the services' capacity at the highest utilisation modelled")
+	assert.Greater(t, over.LatencyP95, 1.0, "the backlog's wait")
+	assert.InDelta(t, 3000, last(3000).ProcessedRate, 1e-6)
+	assert.Equal(t, last(2000), last(2000, WithServices(0, 0.15e-3)), "0 cores: unlimited, as before")
+
+	// One pod of 9 slots: each holds its request through the wait at the
+	// services, so the pair sustains the rate x at which 9 slots are just
+	// busy, x·(P50 + wait(x)) = 9, short of the services' capacity (an open
+	// queue's wait would grow without bound and starve the slots).
+	a.Initial.Replicas, a.Concurrency = 1, 9
+	c, err := New(prof, []App{a}, limited)
+	require.NoError(t, err)
+	p50 := c.Model(0).P50
+	bounded := last(3000, limited)
+	x := bounded.ProcessedRate
+	assert.Less(t, x, 2400.0)
+	assert.Greater(t, x, 1000.0)
+	assert.InDelta(t, 9, x*(p50+wait(x/2500)), 1e-6)
+
+	_, err = New(prof, []App{a}, WithServices(-1, 0))
+	assert.ErrorContains(t, err, "service cores -1")
+}

@@ -54,7 +54,13 @@ func SteadyState(m Model, a Allocation, lambda float64, concurrency int, dt floa
 // completes at most: limit/C on its cores, and concurrency/(mean service
 // time) in its slots when the server bounds them (0: unbounded).
 func (m Model) Capacity(cpu float64, concurrency int) float64 {
-	return math.Min(cpu/m.CPU, slots(concurrency)/m.P50)
+	return m.capacity(cpu, concurrency, 0)
+}
+
+// capacity is Capacity when every request also waits ws seconds at the
+// external services, holding its slot.
+func (m Model) capacity(cpu float64, concurrency int, ws float64) float64 {
+	return math.Min(cpu/m.CPU, slots(concurrency)/(m.P50+ws))
 }
 
 // WorkingSet is a pod's working set in bytes with requests in it, of
