@@ -44,7 +44,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 .PHONY: bench
 bench: setup build ## Print the per-segment, load-generator and simulator benchmark tables.
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./workloads/segments/
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./workloads/sim/ ./controller/recommender/... ./controller/rl/...
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./workloads/sim/ ./controller/recommender/... ./controller/rl/... ./controller/meta/
 	$(AWARE) loadgen bench
 	$(AWARE) bench rl
 
@@ -53,8 +53,8 @@ compare: setup build ## Train DDPG, PPO and PPO-continuous on 10 test-split apps
 	$(AWARE) compare --out out/compare
 
 .PHONY: validate
-validate: setup build ## Run 8 generated apps for real and on the simulator; print the error table.
-	$(AWARE) sim validate --out out/validate
+validate: setup build ## Run 8 generated apps for real (each case three times) and on the simulator; print the error table (about 35 minutes).
+	$(AWARE) sim validate --repeats 3 --out out/validate
 
 .PHONY: calibrate
 calibrate: setup build ## Re-measure the segments and rewrite workloads/calibration/profile.json.

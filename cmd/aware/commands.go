@@ -11,6 +11,7 @@ func subcommands() []*cobra.Command {
 		newTraceCmd(),
 		newSimCmd(),
 		newTrainCmd(),
+		newMetaCmd(),
 		newCompareCmd(),
 		newBenchCmd(),
 		newGenerateCmd(),

@@ -218,7 +218,12 @@ func (b *bar) set(done int) {
 	b.last = pct
 	const width = 30
 	fill := width * done / b.total
-	fmt.Fprintf(b.w, "\r%s [%s%s] %3d%% %s", b.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, time.Since(b.start).Round(100*time.Millisecond))
+	el := time.Since(b.start)
+	eta := ""
+	if done > 0 && done < b.total {
+		eta = fmt.Sprintf(", ETA %s", (el * time.Duration(b.total-done) / time.Duration(done)).Round(time.Second))
+	}
+	fmt.Fprintf(b.w, "\r%s [%s%s] %3d%% %s%s", b.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, el.Round(100*time.Millisecond), eta)
 }
 
 func (b *bar) done() { fmt.Fprintln(b.w) }

@@ -1,6 +1,7 @@
 package autoscaler
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
@@ -39,6 +40,45 @@ func NextStage(cur v1alpha1.AgentStage, p v1alpha1.AgentProfile, rewards []float
 		}
 	}
 	return cur
+}
+
+// Reasons of the AgentServing condition: why the agent last changed stage.
+const (
+	ReasonBootstrapping       = "Bootstrapping"       // INITIALIZED → OFFLINE
+	ReasonNoBootstrapping     = "NoBootstrapping"     // INITIALIZED → ONLINE
+	ReasonRewardReachedOnline = "RewardReachedOnline" // OFFLINE → ONLINE
+	ReasonConverged           = "Converged"           // ONLINE → SERVING
+	ReasonRewardDropped       = "RewardDropped"       // SERVING → ONLINE: mean below the serving threshold
+	ReasonRewardUnstable      = "RewardUnstable"      // SERVING → ONLINE: spread above the variance threshold
+)
+
+// Transition explains NextStage's move from cur to next with the same
+// profile and rewards: the AgentServing condition's reason and a message
+// with the figures that decided it, for an operator asking why an agent went
+// back to training.
+func Transition(cur, next v1alpha1.AgentStage, p v1alpha1.AgentProfile, rewards []float64) (reason, msg string) {
+	t := p.Thresholds
+	var mean, std float64
+	n := min(len(rewards), t.Window)
+	if n > 0 {
+		mean, std = MeanStd(rewards[len(rewards)-n:])
+	}
+	figures := fmt.Sprintf("mean reward %.4g (std %.4g) over the last %d episodes", mean, std, n)
+	switch {
+	case next == v1alpha1.StageOffline:
+		return ReasonBootstrapping, "bootstrapping: the fallback (HPA+VPA) acts and the agent trains offline from its recorded steps until the mean reward reaches the online threshold " + fmt.Sprintf("%.4g", t.Online)
+	case next == v1alpha1.StageOnline && (cur == "" || cur == v1alpha1.StageInitialized):
+		return ReasonNoBootstrapping, "no bootstrapping: the agent acts and trains online from the first step"
+	case next == v1alpha1.StageOnline && cur == v1alpha1.StageOffline:
+		return ReasonRewardReachedOnline, fmt.Sprintf("%s reached the online threshold %.4g: the agent acts and trains online", figures, t.Online)
+	case next == v1alpha1.StageServing:
+		return ReasonConverged, fmt.Sprintf("converged: %s, at least the serving threshold %.4g with std at most %.4g; the policy is frozen", figures, t.Serving, t.Variance)
+	case next == v1alpha1.StageOnline && cur == v1alpha1.StageServing && mean < t.Serving:
+		return ReasonRewardDropped, fmt.Sprintf("retraining: %s fell below the serving threshold %.4g", figures, t.Serving)
+	case next == v1alpha1.StageOnline && cur == v1alpha1.StageServing:
+		return ReasonRewardUnstable, fmt.Sprintf("retraining: %s varies more than the variance threshold %.4g", figures, t.Variance)
+	}
+	return "StageChanged", fmt.Sprintf("stage %s → %s: %s", cur, next, figures)
 }
 
 // MeanStd is the mean and the population standard deviation of x (0, 0

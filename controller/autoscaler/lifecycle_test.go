@@ -52,3 +52,37 @@ func TestNextStage(t *testing.T) {
 	assert.True(t, AgentActs(v1alpha1.StageOnline) && AgentActs(v1alpha1.StageServing))
 	assert.False(t, AgentActs(v1alpha1.StageOffline) || AgentActs(v1alpha1.StageInitialized))
 }
+
+func TestTransition(t *testing.T) {
+	p := v1alpha1.DefaultAgentProfile() // online 130, serving 100, variance 10, window 10
+	rep := func(v float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
+	noisy := append(rep(95, 5), rep(125, 5)...) // mean 110, std 15
+	tests := []struct {
+		cur, next        v1alpha1.AgentStage
+		rewards          []float64
+		reason, contains string
+	}{
+		{v1alpha1.StageInitialized, v1alpha1.StageOffline, nil, ReasonBootstrapping, "online threshold 130"},
+		{"", v1alpha1.StageOnline, nil, ReasonNoBootstrapping, "from the first step"},
+		{v1alpha1.StageOffline, v1alpha1.StageOnline, rep(130, 10), ReasonRewardReachedOnline, "mean reward 130 (std 0) over the last 10 episodes reached the online threshold 130"},
+		{v1alpha1.StageOnline, v1alpha1.StageServing, append(rep(0, 5), rep(100, 10)...), ReasonConverged, "mean reward 100 (std 0) over the last 10 episodes"},
+		{v1alpha1.StageServing, v1alpha1.StageOnline, rep(99, 10), ReasonRewardDropped, "fell below the serving threshold 100"},
+		{v1alpha1.StageServing, v1alpha1.StageOnline, noisy, ReasonRewardUnstable, "std 15"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			if tt.rewards != nil {
+				assert.Equal(t, tt.next, NextStage(tt.cur, p, tt.rewards), "the case is a transition NextStage makes")
+			}
+			reason, msg := Transition(tt.cur, tt.next, p, tt.rewards)
+			assert.Equal(t, tt.reason, reason)
+			assert.Contains(t, msg, tt.contains)
+		})
+	}
+}

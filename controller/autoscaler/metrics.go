@@ -13,6 +13,7 @@ type Metrics struct {
 	reward          *prometheus.GaugeVec
 	episodeReward   *prometheus.GaugeVec
 	stage           *prometheus.GaugeVec
+	transitions     *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -37,9 +38,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Mean reward of the recent complete episodes, per MPA."}, []string{"namespace", "name"}),
 		stage: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_agent_stage",
 			Help: "1 for the agent's current lifecycle stage, per MPA."}, []string{"namespace", "name", "stage"}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_stage_transitions_total",
+			Help: "Agent lifecycle transitions, by the stage left and the stage entered (ONLINE entered from SERVING: the retraining detector fired)."}, []string{"from", "to"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward, m.episodeReward, m.stage)
+		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward, m.episodeReward, m.stage, m.transitions)
 	}
 	return m
 }

@@ -279,7 +279,7 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 			m.Status.Agent = &v1alpha1.AgentStatus{Stage: v1alpha1.StageInitialized}
 		}
 		if next := NextStage(m.Status.Agent.Stage, *pol.Agent, nil); next != m.Status.Agent.Stage {
-			r.setStage(m, next, now)
+			r.setStage(m, next, *pol.Agent, nil, now)
 		}
 	}
 
@@ -462,13 +462,19 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 	ag.RecentReward, ag.RecentRewardStdDev = &mean, &std
 	r.cfg.metrics.episodeReward.WithLabelValues(m.Namespace, m.Name).Set(mean)
 	if next := NextStage(ag.Stage, *pol.Agent, rewards); next != ag.Stage {
-		r.setStage(m, next, now)
+		r.setStage(m, next, *pol.Agent, rewards, now)
 	}
 	return nil
 }
 
-func (r *Reconciler) setStage(m *v1alpha1.MultidimPodAutoscaler, s v1alpha1.AgentStage, now time.Time) {
+// setStage moves the agent to stage s and says so three ways: an Event, the
+// AgentServing condition (its reason and message from Transition) and the
+// stage-transition counter.
+func (r *Reconciler) setStage(m *v1alpha1.MultidimPodAutoscaler, s v1alpha1.AgentStage, p v1alpha1.AgentProfile, rewards []float64, now time.Time) {
 	from := m.Status.Agent.Stage
+	reason, msg := Transition(from, s, p, rewards)
+	r.setCondition(m, v1alpha1.ConditionAgentServing, s == v1alpha1.StageServing, reason, msg)
+	r.cfg.metrics.transitions.WithLabelValues(string(orInitialized(from)), string(s)).Inc()
 	t := metav1.NewTime(now)
 	m.Status.Agent.Stage, m.Status.Agent.StageTime = s, &t
 	for _, st := range []v1alpha1.AgentStage{v1alpha1.StageInitialized, v1alpha1.StageOffline, v1alpha1.StageOnline, v1alpha1.StageServing} {
@@ -478,7 +484,7 @@ func (r *Reconciler) setStage(m *v1alpha1.MultidimPodAutoscaler, s v1alpha1.Agen
 		}
 		r.cfg.metrics.stage.WithLabelValues(m.Namespace, m.Name, string(st)).Set(v)
 	}
-	r.event(m, corev1.EventTypeNormal, "StageChanged", fmt.Sprintf("agent stage %s → %s", orInitialized(from), s))
+	r.event(m, corev1.EventTypeNormal, "StageChanged", fmt.Sprintf("agent stage %s → %s (%s): %s", orInitialized(from), s, reason, msg))
 }
 
 func orInitialized(s v1alpha1.AgentStage) v1alpha1.AgentStage {

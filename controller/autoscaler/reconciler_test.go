@@ -263,6 +263,9 @@ func TestReconcileTrajectoriesAndLifecycle(t *testing.T) {
 	// complete episode 0.
 	m := w.step(t)
 	assert.Equal(t, v1alpha1.StageOffline, m.Status.Agent.Stage)
+	c := condition(m, v1alpha1.ConditionAgentServing)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, ReasonBootstrapping, c.Reason)
 	for range 3 {
 		m = w.step(t)
 	}
@@ -271,6 +274,13 @@ func TestReconcileTrajectoriesAndLifecycle(t *testing.T) {
 	assert.Equal(t, int64(1), ag.Episode)
 	assert.Equal(t, int32(0), ag.Step)
 	assert.Equal(t, v1alpha1.StageOnline, ag.Stage, "mean reward above thresholds.online over the window")
+	c = condition(m, v1alpha1.ConditionAgentServing)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, ReasonRewardReachedOnline, c.Reason)
+	assert.Contains(t, c.Message, "over the last 1 episodes reached the online threshold 0.5")
+	transitions := w.r.cfg.metrics.transitions
+	assert.InDelta(t, 1, testutil.ToFloat64(transitions.WithLabelValues(string(v1alpha1.StageInitialized), string(v1alpha1.StageOffline))), 0)
+	assert.InDelta(t, 1, testutil.ToFloat64(transitions.WithLabelValues(string(v1alpha1.StageOffline), string(v1alpha1.StageOnline))), 0)
 	require.NotNil(t, ag.RecentReward)
 	eps, err := w.store.RecentEpisodes(context.Background(), "ns/app", 5)
 	require.NoError(t, err)

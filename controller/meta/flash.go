@@ -182,6 +182,10 @@ func (f *FLASH) SetMetaUpdates(on bool) {
 	}
 }
 
+// Embedder returns the meta learner's network (shared: with meta updates
+// on it is trained by FLASH).
+func (f *FLASH) Embedder() *Embedder { return f.emb }
+
 // MetaUpdates reports whether meta-model updates are on.
 func (f *FLASH) MetaUpdates() bool { return f.updates }
 

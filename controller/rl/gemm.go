@@ -17,7 +17,9 @@ import (
 // A is packed only for wide products: for the 40-unit layers of the FIRM
 // networks, reading A in place makes a DDPG update 15% faster. Where the kernel is unavailable
 // (no AVX-512, or another architecture) or the product is too small to repay
-// the packing, gonum's Dgemm does the work.
+// the packing, gonum's Dgemm does the work. Without AVX-512 but with AVX2 and
+// FMA (this project's AMD EPYC machine) a 4×12 kernel in 12 YMM registers
+// computes each tile in two passes over the same packed panels.
 
 const (
 	gemmMR = 4   // rows of a micro-tile
@@ -38,17 +40,40 @@ const (
 
 var impl = blas64.Implementation()
 
-// useAVX512 reports whether the packed kernel runs; it is set once from the
-// CPU's features (and by tests, to exercise both paths).
-var useAVX512 = avx512Supported()
+// useAVX512 reports whether the AVX-512 packed kernel and vector gates run,
+// useAVX2 whether, without them, the packed kernel runs on AVX2 and FMA
+// (two 4×12 halves of each tile; the gates stay scalar). Both are set once
+// from the CPU's features (and by tests, to exercise every path).
+var (
+	useAVX512 = avx512Supported()
+	useAVX2   = !useAVX512 && avx2Supported()
+)
 
 // Kernels names the arithmetic in use: "avx512" when the packed kernel and
-// the vector gates run, "gonum" when gonum's Dgemm and scalar loops do.
+// the vector gates run, "avx2" when the packed kernel runs on AVX2, "gonum"
+// when gonum's Dgemm and scalar loops do.
 func Kernels() string {
-	if useAVX512 {
+	switch {
+	case useAVX512:
 		return "avx512"
+	case useAVX2:
+		return "avx2"
 	}
 	return "gonum"
+}
+
+// packedKernel reports whether a packed micro-kernel is available.
+func packedKernel() bool { return useAVX512 || useAVX2 }
+
+// kernelTile computes a 4×24 tile with the packed kernel in use (see
+// kernel4x24): in one pass with AVX-512, in two 12-column passes with AVX2.
+func kernelTile(k int, a *float64, rs, ps int, b, c *float64, ldc int, add bool) {
+	if useAVX512 {
+		kernel4x24(k, a, rs, ps, b, c, ldc, add)
+		return
+	}
+	kernel4x12(k, a, rs, ps, b, c, ldc, add)
+	kernel4x12(k, a, rs, ps, (*float64)(unsafe.Add(unsafe.Pointer(b), 12*8)), (*float64)(unsafe.Add(unsafe.Pointer(c), 12*8)), ldc, add)
 }
 
 // vectorLen is how many of n values the AVX-512 routines (which take multiples
@@ -61,9 +86,9 @@ func vectorLen(n int) int {
 }
 
 // packedPays reports whether an m×n×k product goes to the packed kernel:
-// with AVX-512, at least 8 columns and enough work to repay the packing.
+// with a packed kernel, at least 8 columns and enough work to repay the packing.
 func packedPays(m, n, k int) bool {
-	return useAVX512 && n >= 8 && m*n*k >= gemmMinWork
+	return packedKernel() && n >= 8 && m*n*k >= gemmMinWork
 }
 
 // panelsOf is the number of 24-column panels that hold n columns.
@@ -142,10 +167,10 @@ func gemmPacked(w *gemmWork, ta bool, m, n, k int, a []float64, lda int, bPacked
 						ap = &w.a[(ir-full)*kb]
 					}
 					if ir+gemmMR <= mb && cols == gemmNR {
-						kernel4x24(kb, ap, ars, aps, bp, &c[i0*ldc+j0], ldc, add)
+						kernelTile(kb, ap, ars, aps, bp, &c[i0*ldc+j0], ldc, add)
 						continue
 					}
-					kernel4x24(kb, ap, ars, aps, bp, &w.tile[0], gemmNR, false)
+					kernelTile(kb, ap, ars, aps, bp, &w.tile[0], gemmNR, false)
 					for r := range min(gemmMR, mb-ir) {
 						row := c[(i0+r)*ldc+j0 : (i0+r)*ldc+j0+cols]
 						tile := w.tile[r*gemmNR : r*gemmNR+cols]
@@ -178,7 +203,7 @@ type packedB struct {
 // with up to any number of rows; b must not change until the last product.
 func (p *packedB) pack(tb bool, k, n int, b []float64, ldb int) {
 	p.tb, p.k, p.n, p.b, p.ldb = tb, k, n, b, ldb
-	p.kernel = useAVX512 && n >= 8 && k > 0
+	p.kernel = packedKernel() && n >= 8 && k > 0
 	if !p.kernel {
 		return
 	}

@@ -89,6 +89,92 @@ set:
 	VZEROUPPER
 	RET
 
+// ADDROW12 adds the 12 values at (base) to the accumulators x, y, z;
+// STOREROW12 writes x, y, z to the 12 values at (DI).
+#define ADDROW12(base, x, y, z) VADDPD (base), x, x; VADDPD 32(base), y, y; VADDPD 64(base), z, z
+#define STOREROW12(x, y, z) VMOVUPD x, (DI); VMOVUPD y, 32(DI); VMOVUPD z, 64(DI)
+
+// func kernel4x12(k int, a *float64, rs, ps int, b, c *float64, ldc int, add bool)
+//
+// kernel4x24's loop in AVX2: 4 rows × 12 columns in Y4–Y15, B's three
+// vectors in Y0–Y2, A's broadcast in Y3; B's rows are 24 values (192 bytes)
+// apart.
+TEXT ·kernel4x12(SB), NOSPLIT, $0-57
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R9
+	SHLQ $3, R9
+	MOVQ ps+24(FP), R11
+	SHLQ $3, R11
+	LEAQ (SI)(R9*2), R10
+	MOVQ b+32(FP), DX
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R8
+	SHLQ $3, R8
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	VXORPD Y13, Y13, Y13
+	VXORPD Y14, Y14, Y14
+	VXORPD Y15, Y15, Y15
+	TESTQ CX, CX
+	JEQ   store12
+
+loop12:
+	VMOVUPD      (DX), Y0
+	VMOVUPD      32(DX), Y1
+	VMOVUPD      64(DX), Y2
+	VBROADCASTSD (SI), Y3
+	VFMADD231PD  Y0, Y3, Y4
+	VFMADD231PD  Y1, Y3, Y5
+	VFMADD231PD  Y2, Y3, Y6
+	VBROADCASTSD (SI)(R9*1), Y3
+	VFMADD231PD  Y0, Y3, Y7
+	VFMADD231PD  Y1, Y3, Y8
+	VFMADD231PD  Y2, Y3, Y9
+	VBROADCASTSD (R10), Y3
+	VFMADD231PD  Y0, Y3, Y10
+	VFMADD231PD  Y1, Y3, Y11
+	VFMADD231PD  Y2, Y3, Y12
+	VBROADCASTSD (R10)(R9*1), Y3
+	VFMADD231PD  Y0, Y3, Y13
+	VFMADD231PD  Y1, Y3, Y14
+	VFMADD231PD  Y2, Y3, Y15
+	ADDQ         R11, SI
+	ADDQ         R11, R10
+	ADDQ         $192, DX
+	DECQ         CX
+	JNE          loop12
+
+store12:
+	CMPB add+56(FP), $0
+	JEQ  set12
+	MOVQ DI, R9
+	ADDROW12(R9, Y4, Y5, Y6)
+	ADDQ R8, R9
+	ADDROW12(R9, Y7, Y8, Y9)
+	ADDQ R8, R9
+	ADDROW12(R9, Y10, Y11, Y12)
+	ADDQ R8, R9
+	ADDROW12(R9, Y13, Y14, Y15)
+
+set12:
+	STOREROW12(Y4, Y5, Y6)
+	ADDQ R8, DI
+	STOREROW12(Y7, Y8, Y9)
+	ADDQ R8, DI
+	STOREROW12(Y10, Y11, Y12)
+	ADDQ R8, DI
+	STOREROW12(Y13, Y14, Y15)
+	VZEROUPPER
+	RET
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,8 +45,8 @@ func TestGemm(t *testing.T) {
 		{300, 30, 20}, {16, 9, 33}, {257, 100, 129}, {3, 97, 5}, {300, 120, 20},
 	}
 	rnd := rand.New(rand.NewPCG(11, 2))
-	for _, kernel := range []bool{true, false} {
-		if kernel && !avx512Supported() {
+	for _, path := range kernelPaths {
+		if !pathSupported(path) {
 			continue
 		}
 		for _, s := range shapes {
@@ -53,10 +54,9 @@ func TestGemm(t *testing.T) {
 				for _, tb := range []bool{false, true} {
 					for _, beta := range []float64{0, 1, 0.5} {
 						m, n, k := s[0], s[1], s[2]
-						name := fmt.Sprintf("kernel=%t/%dx%dx%d/ta=%t/tb=%t/beta=%g", kernel, m, n, k, ta, tb, beta)
+						name := fmt.Sprintf("%s/%dx%dx%d/ta=%t/tb=%t/beta=%g", path, m, n, k, ta, tb, beta)
 						t.Run(name, func(t *testing.T) {
-							defer func(u bool) { useAVX512 = u }(useAVX512)
-							useAVX512 = kernel
+							setPath(t, path)
 							ra, ca := m, k
 							if ta {
 								ra, ca = k, m
@@ -125,18 +125,18 @@ func BenchmarkGemmPacked(b *testing.B) {
 		flops := func(b *testing.B) {
 			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		}
-		for _, path := range []string{"kernel", "kernel-prepacked", "gonum"} {
-			if path != "gonum" && !avx512Supported() {
+		for _, path := range []string{"avx512", "avx512-prepacked", "avx2", "avx2-prepacked", "gonum"} {
+			kernel, _, prepacked := strings.Cut(path, "-")
+			if !pathSupported(kernel) {
 				continue
 			}
 			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, path), func(b *testing.B) {
-				defer func(u bool) { useAVX512 = u }(useAVX512)
-				useAVX512 = path != "gonum"
+				setPath(b, kernel)
 				var w gemmWork
 				var p packedB
 				p.pack(false, k, n, bb, n)
 				for b.Loop() {
-					if path == "kernel-prepacked" {
+					if prepacked {
 						gemmB(&w, false, m, a, k, &p, 0, c, n)
 					} else {
 						gemm(&w, false, false, m, n, k, a, k, bb, n, 0, c, n)
@@ -247,9 +247,33 @@ func TestReLUVector(t *testing.T) {
 }
 
 func TestKernelsNamesThePath(t *testing.T) {
-	defer func(u bool) { useAVX512 = u }(useAVX512)
-	useAVX512 = false
-	require.Equal(t, "gonum", Kernels())
-	useAVX512 = true
-	require.Equal(t, "avx512", Kernels())
+	for _, path := range kernelPaths {
+		t.Run(path, func(t *testing.T) {
+			setPath(t, path)
+			require.Equal(t, path, Kernels())
+		})
+	}
+}
+
+// kernelPaths are the arithmetic paths, fastest first.
+var kernelPaths = []string{"avx512", "avx2", "gonum"}
+
+// pathSupported reports whether this machine can run path.
+func pathSupported(path string) bool {
+	switch path {
+	case "avx512":
+		return avx512Supported()
+	case "avx2":
+		return avx2Supported()
+	}
+	return true
+}
+
+// setPath switches the arithmetic to path (see kernelPaths) until the test
+// ends; the caller checks pathSupported first.
+func setPath(t testing.TB, path string) {
+	t.Helper()
+	a512, a2 := useAVX512, useAVX2
+	t.Cleanup(func() { useAVX512, useAVX2 = a512, a2 })
+	useAVX512, useAVX2 = path == "avx512", path == "avx2"
 }

@@ -14,13 +14,12 @@ import (
 // finite-difference checks use small shapes (gonum's path), so this ties the
 // kernel path to them.
 func TestKernelPathMatchesGonum(t *testing.T) {
-	if !avx512Supported() {
-		t.Skip("no AVX-512: only gonum's path runs here")
+	if !avx512Supported() && !avx2Supported() {
+		t.Skip("no AVX-512 or AVX2: only gonum's path runs here")
 	}
 	type result struct{ y, grads, dx []float64 }
-	run := func(kernel bool, net string) result {
-		defer func(u bool) { useAVX512 = u }(useAVX512)
-		useAVX512 = kernel
+	run := func(t *testing.T, path, net string) result {
+		setPath(t, path)
 		rnd := rand.New(rand.NewPCG(21, 22))
 		switch net {
 		case "mlp":
@@ -44,19 +43,24 @@ func TestKernelPathMatchesGonum(t *testing.T) {
 			return result{y, append([]float64(nil), m.Params().Grads()...), dx}
 		}
 	}
-	for _, net := range []string{"mlp", "bigru"} {
-		t.Run(net, func(t *testing.T) {
-			k, g := run(true, net), run(false, net)
-			for _, c := range []struct {
-				name      string
-				got, want []float64
-			}{{"output", k.y, g.y}, {"parameter gradient", k.grads, g.grads}, {"input gradient", k.dx, g.dx}} {
-				require.Len(t, c.got, len(c.want))
-				for i := range c.want {
-					require.LessOrEqual(t, math.Abs(c.got[i]-c.want[i]), 1e-12*(1+math.Abs(c.want[i])), "%s %d: kernel %v, gonum %v", c.name, i, c.got[i], c.want[i])
+	for _, path := range kernelPaths[:2] {
+		if !pathSupported(path) {
+			continue
+		}
+		for _, net := range []string{"mlp", "bigru"} {
+			t.Run(path+"/"+net, func(t *testing.T) {
+				k, g := run(t, path, net), run(t, "gonum", net)
+				for _, c := range []struct {
+					name      string
+					got, want []float64
+				}{{"output", k.y, g.y}, {"parameter gradient", k.grads, g.grads}, {"input gradient", k.dx, g.dx}} {
+					require.Len(t, c.got, len(c.want))
+					for i := range c.want {
+						require.LessOrEqual(t, math.Abs(c.got[i]-c.want[i]), 1e-12*(1+math.Abs(c.want[i])), "%s %d: kernel %v, gonum %v", c.name, i, c.got[i], c.want[i])
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

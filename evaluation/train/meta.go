@@ -30,6 +30,10 @@ type MetaConfig struct {
 	Seed uint64
 	// MaxSteps bounds an episode (default 100).
 	MaxSteps int
+	// Discrete says the agent emits one-hot gym.Move choices (PPO's
+	// discrete head); the meta learner then sees those one-hot vectors as
+	// the actions (register the tasks with ActionDim gym.Moves).
+	Discrete bool
 	// Progress is called after each episode.
 	Progress func(task string, e Episode)
 }
@@ -70,11 +74,15 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 				return out, fmt.Errorf("train: task %s: %w", t.Name, err)
 			}
 			space := t.Env.ActionSpace()
+			n := gym.ActDim
+			if cfg.Discrete {
+				n = int(gym.Moves)
+			}
 			p := &metaPolicy{
-				agentPolicy: agentPolicy{ag: ag, space: space, bounds: boundsOf(space), explore: true, act: make([]float64, gym.ActDim), task: k},
+				agentPolicy: agentPolicy{ag: ag, space: space, bounds: boundsOf(space), discrete: cfg.Discrete, explore: true, act: make([]float64, n), task: k},
 				learner:     ag, f: f, name: t.Name, embDim: len(emb),
 			}
-			eps, err := loop(ctx, t.Env, p, Config{Episodes: 1, Seed: cfg.Seed + uint64(r*len(tasks)+k), Explore: true, MaxSteps: cfg.MaxSteps})
+			eps, err := loop(ctx, t.Env, p, Config{Episodes: 1, Seed: cfg.Seed + uint64(r*len(tasks)+k), Discrete: cfg.Discrete, Explore: true, MaxSteps: cfg.MaxSteps})
 			if err != nil {
 				return out, fmt.Errorf("train: task %s round %d: %w", t.Name, r, err)
 			}
@@ -105,7 +113,6 @@ type metaPolicy struct {
 }
 
 func (p *metaPolicy) learn(obs []float64, r float64, next []float64, term bool) (int, error) {
-	before := p.updates
 	n, err := p.agentPolicy.learn(obs, r, next, term)
 	if err != nil {
 		return n, err
@@ -113,7 +120,7 @@ func (p *metaPolicy) learn(obs []float64, r float64, next []float64, term bool) 
 	p.states = append(p.states, slices.Clone(obs[:len(obs)-p.embDim]))
 	p.actions = append(p.actions, slices.Clone(p.act))
 	p.rewards = append(p.rewards, r)
-	if n > before && p.f.MetaUpdates() {
+	if p.updated && p.f.MetaUpdates() {
 		g := p.learner.EmbeddingGrad()
 		if g == nil {
 			return n, errors.New("train: the agent updated but has no embedding gradient")

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ppo"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -83,4 +85,50 @@ func metaRunTasks(t *testing.T, joint bool) {
 	assert.InDelta(t, 0.3, lo, 0.3, "low task")
 	assert.InDelta(t, 1.8, hi, 0.3, "high task")
 	assert.Less(t, meta.Similarity(el, eh), 0.9, "the tasks' embeddings differ")
+}
+
+// TestMetaRunWithPPO runs the joint training with both PPO heads: episodes
+// run, the agent updates, and its embedding gradient reaches the meta
+// learner (whose weights move).
+func TestMetaRunWithPPO(t *testing.T) {
+	for _, discrete := range []bool{false, true} {
+		t.Run(map[bool]string{false: "continuous", true: "discrete"}[discrete], func(t *testing.T) {
+			const E = 3
+			zero := make([]float64, E)
+			low, err := gym.Embed(taskEnv{target: 0.3}, zero)
+			require.NoError(t, err)
+			high, err := gym.Embed(taskEnv{target: 1.8}, zero)
+			require.NoError(t, err)
+			tasks := []MetaTask{{Name: "low", Env: low}, {Name: "high", Env: high}}
+			rnd := rand.New(rand.NewPCG(4, 5))
+			stateDim := low.ObservationSpace().Dim()
+			opts := []ppo.Option{ppo.WithEmbedding(E), ppo.WithRolloutLen(20), ppo.WithHidden(8)}
+			var ag agent.EmbeddingLearner
+			actDim := gym.ActDim
+			if discrete {
+				actDim = int(gym.Moves)
+				ag, err = ppo.NewDiscrete(stateDim, actDim, rnd, opts...)
+			} else {
+				ag, err = ppo.NewContinuous(stateDim, gym.ActDim, rnd, opts...)
+			}
+			require.NoError(t, err)
+			emb, err := meta.NewEmbedder(meta.Config{Features: stateDim - E + actDim + 1, Hidden: 4, Layers: 1, FC: 5, Embed: E}, rnd)
+			require.NoError(t, err)
+			before := append([]float64(nil), emb.Params()[0].Values()...)
+			mo := meta.DefaultOptions(20)
+			mo.M = 2
+			f, err := meta.NewFLASH(emb, mo)
+			require.NoError(t, err)
+			for _, tk := range tasks {
+				require.NoError(t, f.Register(meta.Task{Name: tk.Name, StateDim: stateDim - E, ActionDim: actDim}))
+			}
+			f.SetMetaUpdates(true)
+			eps, err := MetaRun(context.Background(), tasks, ag, f, MetaConfig{Rounds: 4, Seed: 1, MaxSteps: 20, Discrete: discrete})
+			require.NoError(t, err)
+			require.Len(t, eps["high"], 4)
+			assert.Positive(t, eps["high"][3].Updates, "PPO updated")
+			f.SetMetaUpdates(false) // applies the pending gradient
+			assert.NotEqual(t, before, emb.Params()[0].Values(), "the meta learner trained through PPO's gradient")
+		})
+	}
 }

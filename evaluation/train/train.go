@@ -158,7 +158,8 @@ type agentPolicy struct {
 	explore  bool
 	act      []float64
 	updates  int
-	task     int // the transitions' Task
+	updated  bool // the last learn call trained the agent
+	task     int  // the transitions' Task
 }
 
 func (p *agentPolicy) choose(target, obs []float64, info gym.Info) bool {
@@ -179,7 +180,7 @@ func (p *agentPolicy) learn(obs []float64, r float64, next []float64, term bool)
 	}
 	p.ag.Observe(agent.Transition{State: obs, Action: p.act, Reward: r, Next: next, Done: term, Task: p.task})
 	st, err := p.ag.Update()
-	p.updates = st.Updates
+	p.updates, p.updated = st.Updates, st.Updated
 	return p.updates, err
 }
 

@@ -231,6 +231,11 @@ const (
 	// ConditionResizedInPlace is true when the last vertical change was
 	// applied in place, false when it fell back to a rolling update.
 	ConditionResizedInPlace = "ResizedInPlace"
+	// ConditionAgentServing is true while the agent serves with a frozen
+	// policy (stage SERVING) and false while it trains (OFFLINE, ONLINE);
+	// its reason and message say why the agent last changed stage, e.g.
+	// RewardDropped when the retraining detector sent it back to ONLINE.
+	ConditionAgentServing = "AgentServing"
 )
 
 // RecommendedPodResources is the recommendation for the workload: its

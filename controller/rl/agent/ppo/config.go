@@ -19,6 +19,9 @@ type Config struct {
 	ClipNorm    float64 // global gradient-norm clip per network; ≤ 0 disables
 	NormAdv     bool    // normalise advantages per minibatch
 	InitLogStd  float64 // initial log-std of the continuous head
+	// EmbedDim is the width of the workload embedding that ends each state
+	// (WithEmbedding; 0: none).
+	EmbedDim int
 }
 
 // DefaultConfig returns the artifact's configuration, plus an initial
@@ -56,6 +59,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("clip range %v must be positive", c.Clip)
 	case !(c.EntropyCoef >= 0) || !(c.ValueCoef > 0):
 		return fmt.Errorf("entropy coefficient %v must be non-negative and value coefficient %v positive", c.EntropyCoef, c.ValueCoef)
+	case c.EmbedDim < 0:
+		return fmt.Errorf("embedding width %d must not be negative", c.EmbedDim)
 	case c.InitLogStd != c.InitLogStd || c.InitLogStd > 5 || c.InitLogStd < -20:
 		return fmt.Errorf("initial log-std %v outside [−20, 5]", c.InitLogStd)
 	}
@@ -78,6 +83,13 @@ func WithDiscount(gamma float64) Option { return func(c *Config) { c.Discount = 
 
 // WithGAELambda sets the GAE λ.
 func WithGAELambda(lambda float64) Option { return func(c *Config) { c.Lambda = lambda } }
+
+// WithEmbedding says that the last dim entries of every state are the
+// meta learner's workload embedding: Update trains each transition with its
+// task's latest embedding (SetEmbedding) and EmbeddingGrad reports the
+// gradient of the clipped-surrogate objective (with the entropy bonus; the
+// value loss is the critic's own) with respect to the current task's.
+func WithEmbedding(dim int) Option { return func(c *Config) { c.EmbedDim = dim } }
 
 // WithEpochs sets the number of passes over each rollout.
 func WithEpochs(n int) Option { return func(c *Config) { c.Epochs = n } }

@@ -57,17 +57,25 @@ type Agent struct {
 	index             []int
 	rewards           []float64
 	done              []bool
+	tasks             []int // each transition's Task
+
+	// Embedding (WithEmbedding): each task's latest embedding, the
+	// current task, and the last Update's gradient with respect to it.
+	embs   map[int][]float64
+	task   int
+	eGrad  []float64
+	eValid bool
 
 	// Update workspaces, grown on demand.
 	values, nextValues, oldLogp, adv, ret, dist []float64
 	end                                         []bool
 	perm                                        []int
 	mbS, mbRaw, mbOld, mbAdv, mbRet, mbOut      []float64
-	mbIdx                                       []int
-	dOut, probs, mbV, dV                        []float64
+	mbIdx, mbTask                               []int
+	dOut, probs, mbV, dV, dx                    []float64
 }
 
-var _ agent.Agent = (*Agent)(nil)
+var _ agent.EmbeddingLearner = (*Agent)(nil)
 
 // NewDiscrete returns an agent with a categorical head over n actions for
 // stateDim-wide states, with the artifact's configuration changed by opts,
@@ -101,6 +109,9 @@ func newAgent(head Head, stateDim, actionDim int, rnd *rand.Rand, opts []Option)
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("ppo: New: %w", err)
 	}
+	if cfg.EmbedDim >= stateDim {
+		return nil, fmt.Errorf("ppo: New: embedding of %d must be narrower than the state of %d", cfg.EmbedDim, stateDim)
+	}
 	sizes := func(out int) []int { return slices.Concat([]int{stateDim}, cfg.Hidden, []int{out}) }
 	// Small policy outputs start near-uniform / centred (as in common PPO
 	// implementations' 0.01-scaled output layer).
@@ -117,6 +128,7 @@ func newAgent(head Head, stateDim, actionDim int, rnd *rand.Rand, opts []Option)
 		actor: actor, critic: critic, logStd: rl.NewParams(0),
 		actorOpt: rl.NewAdam(cfg.LR), criticOpt: rl.NewAdam(cfg.LR), logStdOpt: rl.NewAdam(cfg.LR),
 		out: make([]float64, actionDim), pending: make([]float64, actionDim), pendingClipped: make([]float64, actionDim),
+		eGrad: make([]float64, cfg.EmbedDim),
 	}
 	if head == Continuous {
 		a.logStd = rl.NewParams(actionDim)
@@ -228,6 +240,7 @@ func (a *Agent) Observe(t agent.Transition) {
 	a.next = append(a.next, t.Next...)
 	a.rewards = append(a.rewards, t.Reward)
 	a.done = append(a.done, t.Done)
+	a.tasks = append(a.tasks, t.Task)
 	if a.head == Discrete {
 		a.index = append(a.index, Index(t.Action))
 	} else if a.hasPending && slices.Equal(t.Action, a.pendingClipped) {
@@ -258,6 +271,17 @@ func (a *Agent) Update() (agent.Stats, error) {
 		return st, nil
 	}
 	S, A, B := a.stateDim, a.actionDim, min(a.cfg.BatchSize, n)
+	if E := a.cfg.EmbedDim; E > 0 && len(a.embs) > 0 {
+		// The embedding describes the application, not the moment: every
+		// transition is trained with its task's latest one.
+		for k, task := range a.tasks {
+			if e, ok := a.embs[task]; ok {
+				copy(a.states[k*S+S-E:k*S+S], e)
+				copy(a.next[k*S+S-E:k*S+S], e)
+			}
+		}
+	}
+	clear(a.eGrad)
 	a.values, a.nextValues = grow(a.values, n), grow(a.nextValues, n)
 	a.critic.Forward(a.values, a.states, n)
 	a.critic.Forward(a.nextValues, a.next, n)
@@ -306,10 +330,12 @@ func (a *Agent) Update() (agent.Stats, error) {
 		}
 	}
 	a.updates++
+	a.eValid = a.cfg.EmbedDim > 0
 	st.Updated, st.Updates = true, a.updates
 	inv := 1 / float64(batches)
 	st.ActorLoss, st.Entropy, st.CriticLoss = sumSurr*inv, sumEnt*inv, sumV*inv
 	a.states, a.next, a.raw, a.index, a.rewards, a.done = a.states[:0], a.next[:0], a.raw[:0], a.index[:0], a.rewards[:0], a.done[:0]
+	a.tasks = a.tasks[:0]
 	return st, nil
 }
 
@@ -321,7 +347,9 @@ func (a *Agent) minibatch(idx []int, st *agent.Stats) (surr, ent, vloss float64,
 	a.mbOut, a.dOut, a.probs = grow(a.mbOut, b*A), grow(a.dOut, b*A), grow(a.probs, max(len(a.probs), b*A))
 	a.mbV, a.dV = grow(a.mbV, b), grow(a.dV, b)
 	var mean float64
+	a.mbTask = grow(a.mbTask, b)
 	for r, k := range idx {
+		a.mbTask[r] = a.tasks[k]
 		copy(a.mbS[r*S:(r+1)*S], a.states[k*S:(k+1)*S])
 		a.mbOld[r], a.mbAdv[r], a.mbRet[r] = a.oldLogp[k], a.adv[k], a.ret[k]
 		mean += a.adv[k]
@@ -356,7 +384,22 @@ func (a *Agent) minibatch(idx []int, st *agent.Stats) (surr, ent, vloss float64,
 		a.logStd.ZeroGrad()
 		surr, ent, _ = gaussianLoss(a.dOut, a.logStd.Grads(), a.mbOut, a.logStd.Values(), a.mbRaw, a.mbOld, a.mbAdv, a.cfg.Clip, a.cfg.EntropyCoef)
 	}
-	a.actor.Backward(nil, a.dOut, b)
+	if E := a.cfg.EmbedDim; E > 0 {
+		// The objective's gradient with respect to the current task's
+		// embedding, over its rows (other tasks' rows carry theirs).
+		a.dx = grow(a.dx, b*S)
+		a.actor.Backward(a.dx, a.dOut, b)
+		for r, task := range a.mbTask {
+			if task != a.task {
+				continue
+			}
+			for j, v := range a.dx[r*S+S-E : r*S+S] {
+				a.eGrad[j] += v
+			}
+		}
+	} else {
+		a.actor.Backward(nil, a.dOut, b)
+	}
 	st.ActorGradNorm = clipJoint(a.cfg.ClipNorm, ap, a.logStd)
 	a.actorOpt.Step(ap)
 	if a.head == Continuous {
@@ -401,4 +444,30 @@ func clipJoint(maxNorm float64, ps ...*rl.Params) float64 {
 		}
 	}
 	return n
+}
+
+// SetEmbedding sets task's embedding (Config().EmbedDim values, copied) and
+// makes task the current one (see WithEmbedding).
+func (a *Agent) SetEmbedding(task int, e []float64) error {
+	if len(e) != a.cfg.EmbedDim || a.cfg.EmbedDim == 0 {
+		return fmt.Errorf("ppo: SetEmbedding: %d values for an embedding of %d (WithEmbedding)", len(e), a.cfg.EmbedDim)
+	}
+	if a.embs == nil {
+		a.embs = map[int][]float64{}
+	}
+	a.embs[task] = append(a.embs[task][:0], e...)
+	a.task = task
+	return nil
+}
+
+// EmbeddingGrad returns the gradient of the last Update's objective (the
+// clipped surrogate minus the entropy bonus, summed over its minibatches)
+// with respect to the current task's embedding, over that task's
+// transitions: the meta learner's AddGrad input. It is nil without an
+// embedding or before the first update, and shared: copy it to keep it.
+func (a *Agent) EmbeddingGrad() []float64 {
+	if !a.eValid {
+		return nil
+	}
+	return a.eGrad
 }

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/evaluation/train"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+)
+
+func newMetaCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "meta",
+		Short: "Train the meta learner (AWARE's workload embedding) with an agent across the pool",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newMetaTrainCmd(), newMetaEvalCmd())
+	return cmd
+}
+
+// metaTrainFlags are the flags of `aware meta train`.
+type metaTrainFlags struct {
+	apps, rounds, poolSize, m int
+	poolSeed                  int64
+	seed                      uint64
+	step                      time.Duration
+	traces, out               string
+	quick, verbose            bool
+}
+
+// quickMeta is --quick: a run that finishes within minutes on 2 cores.
+var quickMeta = metaTrainFlags{apps: 40, rounds: 6}
+
+func newMetaTrainCmd() *cobra.Command {
+	fl := metaTrainFlags{apps: 800, rounds: 20, poolSize: 1000, m: 20}
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train DDPG and the meta learner jointly on the pool's train-split applications",
+		Long: `Trains a DDPG agent and the meta learner together (paper §3, dissertation FLASH): in each
+round every application of the pool's train split runs one episode of 100 steps on the
+calibrated simulator; before the episode the meta learner embeds the application's best
+recent trajectories (a bundle of the top --m by episode reward from a buffer of 32), the
+agent acts on the AWARE state followed by that embedding, and every update of the agent
+back-propagates its critic loss through the embedding into the meta learner (one backward
+pass per episode). After each round the meta learner (with every application's trajectory
+buffer) and the agent are checkpointed in --out; run the same command again to resume
+after the last finished round. Each round's figures are appended to --out/rounds.jsonl.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fl.quick && !cmd.Flags().Changed("apps") {
+				fl.apps = quickMeta.apps
+			}
+			if fl.quick && !cmd.Flags().Changed("rounds") {
+				fl.rounds = quickMeta.rounds
+			}
+			return runMetaTrain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), fl)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&fl.apps, "apps", fl.apps, "train-split applications to train on, the first of the pool (800: all of a 1000-app pool's)")
+	f.IntVar(&fl.rounds, "rounds", fl.rounds, "rounds of one episode per application")
+	f.IntVar(&fl.poolSize, "pool", fl.poolSize, "size of the generated pool the train split is taken from")
+	f.IntVar(&fl.m, "m", fl.m, "trajectories per bundle (the paper's 20)")
+	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
+	f.Uint64Var(&fl.seed, "seed", 1, "seed of the agent, the meta learner and the episodes")
+	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step")
+	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
+	f.StringVar(&fl.out, "out", "out/meta", "checkpoint and report folder")
+	f.BoolVar(&fl.quick, "quick", false, fmt.Sprintf("a short run: %d applications, %d rounds (unless given)", quickMeta.apps, quickMeta.rounds))
+	f.BoolVar(&fl.verbose, "verbose", false, "print every round instead of a progress bar")
+	return cmd
+}
+
+// metaRound is one line of rounds.jsonl.
+type metaRound struct {
+	Round         int     `json:"round"`
+	MeanReward    float64 `json:"meanReward"`
+	SLOViolations float64 `json:"sloViolationsPerEpisode"`
+	CPUUtil       float64 `json:"cpuUtil"`
+	MemoryUtil    float64 `json:"memoryUtil"`
+	Seconds       float64 `json:"seconds"`
+}
+
+func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlags) error {
+	if fl.apps < 1 || fl.rounds < 1 || fl.m < 1 {
+		return fmt.Errorf("--apps %d, --rounds %d and --m %d must be positive", fl.apps, fl.rounds, fl.m)
+	}
+	prof, apps, simApps, err := splitApps(generator.SplitTrain, fl.apps, fl.poolSize, fl.poolSeed, fl.traces, fl.step, fl.seed)
+	if err != nil {
+		return err
+	}
+	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
+	zero := make([]float64, cfg.Embed)
+	tasks := make([]train.MetaTask, len(apps))
+	for i, a := range simApps {
+		env, err := sim.NewEnv(prof, a, sim.WithStep(fl.step))
+		if err != nil {
+			return fmt.Errorf("%s: %w", apps[i].Name(), err)
+		}
+		emb, err := gym.Embed(env, zero)
+		if err != nil {
+			return err
+		}
+		tasks[i] = train.MetaTask{Name: apps[i].Name(), Env: emb}
+	}
+	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if err := f.Register(meta.Task{Name: t.Name, StateDim: gym.StateDim, ActionDim: gym.ActDim}); err != nil {
+			return err
+		}
+	}
+	f.SetMetaUpdates(true)
+	if err := os.MkdirAll(fl.out, 0o755); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(filepath.Join(fl.out, "rounds.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+
+	fmt.Fprintf(out, "meta-training DDPG and the meta learner (BiGRU %d×%d, embedding %d, bundles of %d) on %d train-split applications × %d rounds, seed %d, into %s\n",
+		cfg.Layers, cfg.Hidden, cfg.Embed, fl.m, len(tasks), fl.rounds, fl.seed, fl.out)
+	var b *bar
+	done, roundStart := 0, time.Now()
+	var runErr error
+	mcfg := train.MetaTrainConfig{Rounds: fl.rounds, Seed: fl.seed, Dir: fl.out,
+		Progress: func(r int, _ string, _ train.Episode) {
+			if b == nil && !fl.verbose {
+				b = newBar(progress, "meta-train", (fl.rounds-r)*len(tasks))
+			}
+			done++
+			if b != nil {
+				b.set(done)
+			}
+		},
+		RoundDone: func(r int, eps []train.Episode) {
+			s := train.Summarise(eps)
+			line := metaRound{Round: r, MeanReward: s.Reward, SLOViolations: s.SLOViolations, CPUUtil: s.CPUUtil, MemoryUtil: s.MemoryUtil, Seconds: time.Since(roundStart).Seconds()}
+			roundStart = time.Now()
+			if js, err := json.Marshal(line); err == nil {
+				if _, err := fmt.Fprintln(log, string(js)); err != nil && runErr == nil {
+					runErr = err
+				}
+			}
+			if fl.verbose {
+				fmt.Fprintf(out, "round %d: mean episode reward %.2f, %.1f SLO violations per episode, CPU %.0f %%, memory %.0f %% (%.0f s)\n",
+					r, s.Reward, s.SLOViolations, 100*s.CPUUtil, 100*s.MemoryUtil, line.Seconds)
+			}
+		}}
+	start := time.Now()
+	from, _, err := train.MetaTrain(ctx, tasks, ag, f, mcfg)
+	if b != nil {
+		b.done()
+	}
+	if err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("rounds.jsonl: %w", runErr)
+	}
+	if from >= fl.rounds {
+		fmt.Fprintf(out, "%s already holds all %d rounds; nothing to do\n", fl.out, fl.rounds)
+		return nil
+	}
+	if from > 0 {
+		fmt.Fprintf(out, "resumed after round %d\n", from)
+	}
+	wall := time.Since(start)
+	eps := (fl.rounds - from) * len(tasks)
+	fmt.Fprintf(out, "%d episodes in %s (%.2f s per episode); meta learner and agent in %s\n",
+		eps, wall.Round(time.Second), wall.Seconds()/float64(eps), filepath.Join(fl.out, train.MetaCheckpoint))
+	return nil
+}
+
+// newMetaLearners is the DDPG agent (conditioned on the embedding, its
+// critic loss back-propagated into it) and the meta learner of `aware meta
+// train`, with weights from seed.
+func newMetaLearners(cfg meta.Config, m int, seed uint64) (*ddpg.Agent, *meta.FLASH, error) {
+	rnd := rand.New(rand.NewPCG(seed, 0xF1A54))
+	ag, err := ddpg.New(gym.StateDim+cfg.Embed, gym.ActDim, rnd, ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss))
+	if err != nil {
+		return nil, nil, err
+	}
+	embedder, err := meta.NewEmbedder(cfg, rnd)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := meta.DefaultOptions(100)
+	opts.M = m
+	f, err := meta.NewFLASH(embedder, opts)
+	return ag, f, err
+}
+
+// splitApps is the profile and the first n applications of split in the
+// generated pool of size poolSize and seed poolSeed, with their simulator
+// forms (load shapes from traces).
+func splitApps(split string, n, poolSize int, poolSeed int64, traces string, step time.Duration, seed uint64) (*calibration.Profile, []generator.App, []sim.App, error) {
+	prof, err := calibration.Default()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	all, err := generatePool(prof, poolSeed, poolSize)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var apps []generator.App
+	for _, a := range all {
+		if a.Split == split && len(apps) < n {
+			apps = append(apps, a)
+		}
+	}
+	if len(apps) < n {
+		return nil, nil, nil, fmt.Errorf("--apps %d: the pool of %d (seed %d) has %d %s-split applications", n, poolSize, poolSeed, len(apps), split)
+	}
+	simApps, _, err := simulate(apps, traces, step, seed)
+	return prof, apps, simApps, err
+}

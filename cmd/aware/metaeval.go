@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/evaluation/train"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+)
+
+// metaEvalFlags are the flags of `aware meta eval`.
+type metaEvalFlags struct {
+	from                     string
+	apps, episodes, poolSize int
+	m                        int
+	poolSeed                 int64
+	seed                     uint64
+	shift, step              time.Duration
+	traces                   string
+}
+
+func newMetaEvalCmd() *cobra.Command {
+	fl := metaEvalFlags{apps: 50, episodes: 4, poolSize: 1000, m: 20, shift: 12 * time.Hour}
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Measure what a meta-trained embedding tells apart on held-out applications",
+		Long: `Loads a run of aware meta train (--from) and, on the first --apps applications of the
+pool's test split (never trained on), measures:
+
+  identification: each application runs --episodes greedy episodes of the trained agent on one
+  trace window and as many on a window --shift later; the first bundle is embedded as the
+  reference and the second as the query, and a query is identified when its most similar
+  reference (FLASH similarity) is its own application's. The same with the meta learner at
+  its untrained initial weights is printed beside it.
+
+  similarity against reward drop: for every ordered pair (i, j) the agent runs application j
+  with application i's embedding instead of its own; the reward it loses is held against the
+  similarity of the two embeddings (Spearman's rank correlation, 95 % bootstrap interval
+  over pairs; pairs share applications, so the interval is narrower than an independent
+  sample's).
+
+Writes eval.md and eval.json beside the checkpoint.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMetaEval(cmd.Context(), cmd.OutOrStdout(), fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.from, "from", "out/meta", "folder of an aware meta train run")
+	f.IntVar(&fl.apps, "apps", fl.apps, "test-split applications to evaluate on")
+	f.IntVar(&fl.episodes, "episodes", fl.episodes, "episodes per bundle")
+	f.IntVar(&fl.poolSize, "pool", fl.poolSize, "size of the generated pool")
+	f.IntVar(&fl.m, "m", fl.m, "trajectories per bundle the run was trained with")
+	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
+	f.Uint64Var(&fl.seed, "seed", 1, "seed of the episodes (and of the untrained meta learner)")
+	f.DurationVar(&fl.shift, "shift", fl.shift, "how much later in the trace the query window starts")
+	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step")
+	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
+	return cmd
+}
+
+// metaEval is eval.json.
+type metaEval struct {
+	Checkpoint   string    `json:"checkpoint"`
+	Rounds       int       `json:"rounds"`
+	Apps         []string  `json:"apps"`
+	Episodes     int       `json:"episodesPerBundle"`
+	ShiftSteps   int       `json:"shiftSteps"`
+	Accuracy     float64   `json:"accuracy"`
+	UntrainedAcc float64   `json:"untrainedAccuracy"`
+	Hits         []bool    `json:"hits"`
+	Pairs        int       `json:"pairs"`
+	Similarity   []float64 `json:"similarity"`
+	RewardDrop   []float64 `json:"rewardDrop"`
+	Rho          float64   `json:"spearman"`
+	RhoLo        float64   `json:"spearmanLow"`
+	RhoHi        float64   `json:"spearmanHigh"`
+}
+
+func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
+	if fl.apps < 2 || fl.episodes < 1 || fl.step <= 0 || fl.shift < 0 {
+		return fmt.Errorf("--apps %d (at least 2), --episodes %d, --step %s and --shift %s must be positive", fl.apps, fl.episodes, fl.step, fl.shift)
+	}
+	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
+	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed)
+	if err != nil {
+		return err
+	}
+	rounds, err := train.LoadMetaTrain(fl.from, ag, f)
+	if err != nil {
+		return err
+	}
+	f.SetMetaUpdates(false)
+	trained := f.Embedder()
+	untrained, err := meta.NewEmbedder(cfg, rand.New(rand.NewPCG(fl.seed, 0x0E1)))
+	if err != nil {
+		return err
+	}
+	untrained.SetTraining(false)
+
+	prof, apps, simApps, err := splitApps(generator.SplitTest, fl.apps, fl.poolSize, fl.poolSeed, fl.traces, fl.step, fl.seed)
+	if err != nil {
+		return err
+	}
+	shift := int(fl.shift / fl.step)
+	zero := make([]float64, cfg.Embed)
+	env := func(a sim.App, offset int) (*gym.Embedded, error) {
+		a.Load.Offset += offset
+		e, err := sim.NewEnv(prof, a, sim.WithStep(fl.step))
+		if err != nil {
+			return nil, err
+		}
+		return gym.Embed(e, zero)
+	}
+	n := len(apps)
+	refs, queries := make([][]float64, n), make([][]float64, n)
+	uRefs, uQueries := make([][]float64, n), make([][]float64, n)
+	envs := make([]*gym.Embedded, n)
+	b := newBar(os.Stderr, "embedding", n)
+	for i, a := range simApps {
+		if envs[i], err = env(a, 0); err != nil {
+			return fmt.Errorf("%s: %w", apps[i].Name(), err)
+		}
+		later, err := env(a, shift)
+		if err != nil {
+			return fmt.Errorf("%s: %w", apps[i].Name(), err)
+		}
+		ta, _, err := train.Trajectories(ctx, envs[i], ag, zero, fl.episodes, fl.seed, 100)
+		if err != nil {
+			return fmt.Errorf("%s: %w", apps[i].Name(), err)
+		}
+		tb, _, err := train.Trajectories(ctx, later, ag, zero, fl.episodes, fl.seed+1000, 100)
+		if err != nil {
+			return fmt.Errorf("%s: %w", apps[i].Name(), err)
+		}
+		refs[i], queries[i] = train.EmbedTrajectories(trained, ta, 100), train.EmbedTrajectories(trained, tb, 100)
+		uRefs[i], uQueries[i] = train.EmbedTrajectories(untrained, ta, 100), train.EmbedTrajectories(untrained, tb, 100)
+		b.set(i + 1)
+	}
+	b.done()
+	res := metaEval{Checkpoint: filepath.Join(fl.from, train.MetaCheckpoint), Rounds: rounds, Episodes: fl.episodes, ShiftSteps: shift}
+	for _, a := range apps {
+		res.Apps = append(res.Apps, a.Name())
+	}
+	if res.Accuracy, res.Hits, err = train.Identify(refs, queries); err != nil {
+		return err
+	}
+	if res.UntrainedAcc, _, err = train.Identify(uRefs, uQueries); err != nil {
+		return err
+	}
+
+	// Reward drop of running j with i's embedding, against their similarity.
+	reward := func(j int, e []float64) (float64, error) {
+		_, eps, err := train.Trajectories(ctx, envs[j], ag, e, 1, fl.seed+2000, 100)
+		if err != nil {
+			return 0, err
+		}
+		return eps[0].Reward, nil
+	}
+	own := make([]float64, n)
+	b = newBar(os.Stderr, "pairs", n)
+	for j := range n {
+		if own[j], err = reward(j, refs[j]); err != nil {
+			return err
+		}
+		for i := range n {
+			if i == j {
+				continue
+			}
+			r, err := reward(j, refs[i])
+			if err != nil {
+				return err
+			}
+			res.Similarity = append(res.Similarity, meta.Similarity(refs[i], refs[j]))
+			res.RewardDrop = append(res.RewardDrop, own[j]-r)
+		}
+		b.set(j + 1)
+	}
+	b.done()
+	res.Pairs = len(res.Similarity)
+	rhoErr := error(nil)
+	res.Rho, res.RhoLo, res.RhoHi, rhoErr = train.SpearmanCI(res.Similarity, res.RewardDrop, 0.95, 1000, fl.seed)
+	if math.IsNaN(res.RhoLo) || math.IsNaN(res.RhoHi) { // too few distinct pairs to resample
+		res.RhoLo, res.RhoHi = -1, 1
+	}
+
+	var md strings.Builder
+	fmt.Fprintf(&md, "Meta learner of %s (%d rounds) on %d test-split applications, bundles of %d greedy episodes, query window %s (%d steps) after the reference:\n\n",
+		res.Checkpoint, rounds, n, fl.episodes, fl.shift, shift)
+	fmt.Fprintf(&md, "- identification by nearest neighbour: **%.0f %%** (%d of %d); untrained meta learner: %.0f %%\n",
+		100*res.Accuracy, count(res.Hits), n, 100*res.UntrainedAcc)
+	if rhoErr != nil {
+		fmt.Fprintf(&md, "- similarity against reward drop over %d pairs: %v\n", res.Pairs, rhoErr)
+	} else {
+		fmt.Fprintf(&md, "- similarity against reward drop over %d ordered pairs: Spearman ρ = %.3f (95 %% bootstrap interval %.3f to %.3f; negative: more similar, less lost)\n",
+			res.Pairs, res.Rho, res.RhoLo, res.RhoHi)
+	}
+	fmt.Fprint(out, md.String())
+	if err := os.WriteFile(filepath.Join(fl.from, "eval.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(fl.from, "eval.json"), js, 0o644)
+}
+
+func count(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,162 @@
+package meta
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/aware-autoscaler/aware/controller/rl"
+)
+
+// checkpointVersion is the layout of FLASH checkpoints written and read.
+const checkpointVersion = 1
+
+// flashMeta is a FLASH checkpoint's JSON metadata: everything but the
+// vectors, which are entries of the rl.Checkpoint.
+type flashMeta struct {
+	Version   int         `json:"version"`
+	Network   Config      `json:"network"`
+	Selection string      `json:"selection"`
+	M         int         `json:"m"`
+	Steps     int         `json:"steps"`
+	Capacity  int         `json:"capacity"`
+	TTL       int         `json:"ttl"`
+	Updates   bool        `json:"metaUpdates"`
+	Tasks     []taskState `json:"tasks"`
+	// User is the caller's own state (a training run's round and seed).
+	User any `json:"user,omitempty"`
+}
+
+// taskState is one task's buffer without its elements.
+type taskState struct {
+	Task     Task             `json:"task"`
+	Episodes int              `json:"episodes"`
+	Now      int              `json:"now"`
+	Items    []trajectoryHead `json:"items"`
+}
+
+type trajectoryHead struct {
+	Steps   int     `json:"steps"`
+	Reward  float64 `json:"reward"`
+	Episode int     `json:"episode"`
+	End     int     `json:"end"`
+}
+
+// Save writes the meta learner (the embedder's weights and Adam state),
+// every registered task with its trajectory buffer, whether meta updates are
+// on, and user (any JSON-encodable value, nil for none) to path atomically:
+// what a meta-training run needs to resume, and what a frozen meta learner
+// needs to embed. Pending gradient is applied first (Step), so that none is
+// lost.
+func (f *FLASH) Save(path string, user any) error {
+	if f.updates {
+		f.Step()
+	}
+	c := rl.NewCheckpoint()
+	m := flashMeta{Version: checkpointVersion, Network: f.emb.cfg, Selection: f.opts.Selection.String(), M: f.opts.M,
+		Steps: f.opts.Steps, Capacity: f.opts.Capacity, TTL: f.opts.TTL, Updates: f.updates, User: user}
+	for i, p := range f.emb.Params() {
+		c.PutParams(fmt.Sprintf("embedder/%d", i), p)
+		c.PutAdam(fmt.Sprintf("adam/%d", i), f.opt[i])
+	}
+	for _, name := range f.taskNames() {
+		t := f.tasks[name]
+		st := taskState{Task: t.Task, Episodes: t.episodes, Now: t.buf.now}
+		for j, it := range t.buf.items {
+			st.Items = append(st.Items, trajectoryHead{Steps: it.Steps, Reward: it.Reward, Episode: it.Episode, End: it.end})
+			c.Put(fmt.Sprintf("task/%s/%d", name, j), it.Elements)
+		}
+		m.Tasks = append(m.Tasks, st)
+	}
+	if err := c.SetMeta(m); err != nil {
+		return fmt.Errorf("meta: Save: %w", err)
+	}
+	if err := rl.WriteCheckpoint(path, c); err != nil {
+		return fmt.Errorf("meta: Save: %w", err)
+	}
+	return nil
+}
+
+// taskNames are the registered tasks in name order (a checkpoint's order).
+func (f *FLASH) taskNames() []string {
+	names := make([]string, 0, len(f.tasks))
+	for n := range f.tasks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Load restores a checkpoint written by Save into f, whose embedder must
+// have the checkpoint's network and whose options its buffer settings: the
+// weights, the optimiser state, every task (replacing f's) and the meta
+// update switch. It decodes the caller's state into user (a pointer; nil
+// to ignore it). On error f is unchanged.
+func (f *FLASH) Load(path string, user any) error {
+	c, err := rl.ReadCheckpoint(path)
+	if err != nil {
+		return fmt.Errorf("meta: Load: %w", err)
+	}
+	var m flashMeta
+	if user != nil {
+		m.User = user
+	}
+	if err := c.Meta(&m); err != nil {
+		return fmt.Errorf("meta: Load %s: %w", path, err)
+	}
+	if m.Version != checkpointVersion {
+		return fmt.Errorf("meta: Load %s: version %d, this build reads %d", path, m.Version, checkpointVersion)
+	}
+	if m.Network != f.emb.cfg {
+		return fmt.Errorf("meta: Load %s: network %+v, the embedder is %+v", path, m.Network, f.emb.cfg)
+	}
+	if m.Selection != f.opts.Selection.String() || m.M != f.opts.M || m.Steps != f.opts.Steps || m.Capacity != f.opts.Capacity || m.TTL != f.opts.TTL {
+		return fmt.Errorf("meta: Load %s: bundles of %d %s trajectories of %d steps from buffers of %d expiring after %d steps, FLASH has %d %s, %d, %d, %d",
+			path, m.M, m.Selection, m.Steps, m.Capacity, m.TTL, f.opts.M, f.opts.Selection, f.opts.Steps, f.opts.Capacity, f.opts.TTL)
+	}
+	// Decode into copies first, so that a bad checkpoint changes nothing.
+	params := f.emb.Params()
+	vals := make([][]float64, len(params))
+	opts := make([]*rl.Adam, len(params))
+	for i, p := range params {
+		name := fmt.Sprintf("embedder/%d", i)
+		v, ok := c.Get(name)
+		if !ok || len(v) != p.Len() {
+			return fmt.Errorf("meta: Load %s: entry %q missing or not %d values", path, name, p.Len())
+		}
+		vals[i] = v
+		opts[i] = rl.NewAdam(f.opts.LR)
+		if err := c.LoadAdam(fmt.Sprintf("adam/%d", i), opts[i], p); err != nil {
+			return fmt.Errorf("meta: Load %s: %w", path, err)
+		}
+	}
+	w := f.emb.cfg.Features
+	tasks := map[string]*flashTask{}
+	for _, st := range m.Tasks {
+		t := st.Task
+		if t.Name == "" || t.StateDim <= 0 || t.ActionDim <= 0 || t.StateDim+t.ActionDim+1 != w {
+			return fmt.Errorf("meta: Load %s: task %q: state %d + action %d + reward 1 must be the embedder's %d features", path, t.Name, t.StateDim, t.ActionDim, w)
+		}
+		if _, dup := tasks[t.Name]; dup {
+			return fmt.Errorf("meta: Load %s: task %q twice", path, t.Name)
+		}
+		buf, _ := NewBuffer(f.opts.Capacity, f.opts.TTL)
+		buf.now = st.Now
+		for j, h := range st.Items {
+			el, ok := c.Get(fmt.Sprintf("task/%s/%d", t.Name, j))
+			if !ok || h.Steps <= 0 || len(el) != h.Steps*w {
+				return fmt.Errorf("meta: Load %s: task %q trajectory %d: missing or not %d steps of %d features", path, t.Name, j, h.Steps, w)
+			}
+			buf.items = append(buf.items, buffered{Trajectory: Trajectory{Elements: slices.Clone(el), Steps: h.Steps, Reward: h.Reward, Episode: h.Episode}, end: h.End})
+		}
+		tasks[t.Name] = &flashTask{Task: t, buf: buf, episodes: st.Episodes, embedding: make([]float64, f.emb.cfg.Embed), stale: true}
+	}
+	for i, p := range params {
+		copy(p.Values(), vals[i])
+		f.opt[i] = opts[i]
+	}
+	f.tasks, f.current = tasks, ""
+	f.emb.ZeroGrad()
+	f.updates = m.Updates
+	f.emb.SetTraining(m.Updates)
+	return nil
+}
