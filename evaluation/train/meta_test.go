@@ -37,17 +37,24 @@ func TestMetaRunLearnsTasksThroughTheEmbedding(t *testing.T) {
 	}
 }
 
-func metaRunTasks(t *testing.T, joint bool) {
-	const E = 4
-	zero := make([]float64, E)
+// lowHigh are the two tasks of TestAgentsUseEmbedding, whose own states
+// are identical, wrapped for embeddings of e values (zeros at first).
+func lowHigh(t *testing.T, e int) []MetaTask {
+	t.Helper()
+	zero := make([]float64, e)
 	low, err := gym.Embed(taskEnv{target: 0.3}, zero)
 	require.NoError(t, err)
 	high, err := gym.Embed(taskEnv{target: 1.8}, zero)
 	require.NoError(t, err)
-	tasks := []MetaTask{{Name: "low", Env: low}, {Name: "high", Env: high}}
+	return []MetaTask{{Name: "low", Env: low}, {Name: "high", Env: high}}
+}
+
+func metaRunTasks(t *testing.T, joint bool) {
+	const E = 4
+	tasks := lowHigh(t, E)
 
 	rnd := rand.New(rand.NewPCG(1, 2))
-	stateDim := low.ObservationSpace().Dim()
+	stateDim := tasks[0].Env.ObservationSpace().Dim()
 	ag, err := ddpg.New(stateDim, gym.ActDim, rnd, ddpg.WithEmbedding(E, ddpg.CriticLoss))
 	require.NoError(t, err)
 	own := stateDim - E
@@ -94,14 +101,10 @@ func TestMetaRunWithPPO(t *testing.T) {
 	for _, discrete := range []bool{false, true} {
 		t.Run(map[bool]string{false: "continuous", true: "discrete"}[discrete], func(t *testing.T) {
 			const E = 3
-			zero := make([]float64, E)
-			low, err := gym.Embed(taskEnv{target: 0.3}, zero)
-			require.NoError(t, err)
-			high, err := gym.Embed(taskEnv{target: 1.8}, zero)
-			require.NoError(t, err)
-			tasks := []MetaTask{{Name: "low", Env: low}, {Name: "high", Env: high}}
+			tasks := lowHigh(t, E)
 			rnd := rand.New(rand.NewPCG(4, 5))
-			stateDim := low.ObservationSpace().Dim()
+			stateDim := tasks[0].Env.ObservationSpace().Dim()
+			var err error
 			opts := []ppo.Option{ppo.WithEmbedding(E), ppo.WithRolloutLen(20), ppo.WithHidden(8)}
 			var ag agent.EmbeddingLearner
 			actDim := gym.ActDim

@@ -19,14 +19,9 @@ import (
 func metaSetup(t *testing.T, seed uint64) ([]MetaTask, *ddpg.Agent, *meta.FLASH) {
 	t.Helper()
 	const E = 4
-	zero := make([]float64, E)
-	low, err := gym.Embed(taskEnv{target: 0.3}, zero)
-	require.NoError(t, err)
-	high, err := gym.Embed(taskEnv{target: 1.8}, zero)
-	require.NoError(t, err)
-	tasks := []MetaTask{{Name: "low", Env: low}, {Name: "high", Env: high}}
+	tasks := lowHigh(t, E)
 	rnd := rand.New(rand.NewPCG(seed, 2))
-	stateDim := low.ObservationSpace().Dim()
+	stateDim := tasks[0].Env.ObservationSpace().Dim()
 	ag, err := ddpg.New(stateDim, gym.ActDim, rnd, ddpg.WithEmbedding(E, ddpg.CriticLoss))
 	require.NoError(t, err)
 	own := stateDim - E

@@ -26,15 +26,12 @@ type Agent struct {
 
 	// minibatch workspaces
 	batch            *agent.Batch
-	xs, nextA, xNext []float64         // B×(S+A), B×A, B×(S+A)
-	q, qNext, dq, mu []float64         // B, B, B, B×A
-	pre              []float64         // B×A actor pre-activations
-	dx, da           []float64         // B×(S+A), B×A
-	dxs              []float64         // B×S: the actor loss's gradient w.r.t. the states (EmbedLoss ActorLoss or BothLosses)
-	eGrad            []float64         // EmbedDim: its sum over the minibatch's embedding entries
-	eValid           bool              // whether eGrad holds the last Update's gradient
-	embs             map[int][]float64 // each task's latest embedding (SetEmbedding)
-	task             int               // the current task
+	xs, nextA, xNext []float64        // B×(S+A), B×A, B×(S+A)
+	q, qNext, dq, mu []float64        // B, B, B, B×A
+	pre              []float64        // B×A actor pre-activations
+	dx, da           []float64        // B×(S+A), B×A
+	dxs              []float64        // B×S: the actor loss's gradient w.r.t. the states (EmbedLoss ActorLoss or BothLosses)
+	emb              agent.Embeddings // each task's latest embedding and the last Update's gradient
 }
 
 var (
@@ -77,15 +74,12 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*Agent, error
 		return nil, fmt.Errorf("ddpg: %w", err)
 	}
 	b, in := cfg.BatchSize, stateDim+actionDim
-	var dxs, eGrad []float64
-	if cfg.EmbedDim > 0 {
-		eGrad = make([]float64, cfg.EmbedDim)
-		if cfg.EmbedLoss != CriticLoss {
-			dxs = make([]float64, b*stateDim)
-		}
+	var dxs []float64
+	if cfg.EmbedDim > 0 && cfg.EmbedLoss != CriticLoss {
+		dxs = make([]float64, b*stateDim)
 	}
 	return &Agent{
-		dxs: dxs, eGrad: eGrad,
+		dxs: dxs, emb: agent.NewEmbeddings(cfg.EmbedDim),
 		cfg: cfg, stateDim: stateDim, actionDim: actionDim, rnd: rnd,
 		actor: actor, critic: critic, actorTarget: actor.Clone(), criticTarget: critic.Clone(),
 		actorOpt: rl.NewAdam(cfg.ActorLR), criticOpt: rl.NewAdam(cfg.CriticLR),
@@ -161,16 +155,8 @@ func (a *Agent) Update() (agent.Stats, error) {
 	B, S, A := a.cfg.BatchSize, a.stateDim, a.actionDim
 	bt := a.batch
 	inv := 1 / float64(B)
-	if E := a.cfg.EmbedDim; E > 0 && len(a.embs) > 0 {
-		// The embedding describes the application, not the moment: every
-		// sample is trained with its task's latest one.
-		for k := range B {
-			if e, ok := a.embs[bt.Tasks[k]]; ok {
-				copy(bt.States[k*S+S-E:k*S+S], e)
-				copy(bt.Next[k*S+S-E:k*S+S], e)
-			}
-		}
-	}
+	a.emb.Refresh(bt.States, S, bt.Tasks)
+	a.emb.Refresh(bt.Next, S, bt.Tasks)
 
 	// Critic: TD targets from the target networks.
 	a.actorTarget.Forward(a.nextA, bt.Next, B)
@@ -190,7 +176,7 @@ func (a *Agent) Update() (agent.Stats, error) {
 	cp := a.critic.Params()
 	cp.ZeroGrad()
 	E := a.cfg.EmbedDim
-	clear(a.eGrad)
+	a.emb.StartUpdate()
 	if E > 0 && a.cfg.EmbedLoss != ActorLoss {
 		// The TD target's networks are constants (semi-gradient), so the
 		// critic loss sees the embedding through Q(s, a) only.
@@ -232,7 +218,7 @@ func (a *Agent) Update() (agent.Stats, error) {
 		a.addEmbeddingGrad(a.dx, S+A)
 		a.addEmbeddingGrad(a.dxs, S)
 	}
-	a.eValid = E > 0
+	a.emb.FinishUpdate()
 	st.ActorGradNorm = rl.ClipGradNorm(ap, a.cfg.ClipNorm)
 	a.actorOpt.Step(ap)
 
@@ -251,20 +237,11 @@ func (a *Agent) Update() (agent.Stats, error) {
 	return st, nil
 }
 
-// addEmbeddingGrad adds to eGrad the embedding entries (the last EmbedDim
-// of each row's state part) of the gradient rows g (width stride) of the
-// minibatch's samples of the current task; other tasks' samples carry
-// other embeddings.
+// addEmbeddingGrad adds to the embedding gradient the embedding entries
+// (the last EmbedDim of each row's state part) of the gradient rows g
+// (width stride) of the minibatch's samples of the current task.
 func (a *Agent) addEmbeddingGrad(g []float64, stride int) {
-	S, E := a.stateDim, a.cfg.EmbedDim
-	for k, task := range a.batch.Tasks {
-		if task != a.task {
-			continue
-		}
-		for j, v := range g[k*stride+S-E : k*stride+S] {
-			a.eGrad[j] += v
-		}
-	}
+	a.emb.Accumulate(g, stride, a.stateDim, a.batch.Tasks)
 }
 
 // SetEmbedding sets task's embedding (Config().EmbedDim values, copied) and
@@ -273,14 +250,9 @@ func (a *Agent) addEmbeddingGrad(g []float64, stride int) {
 // states were recorded with, and EmbeddingGrad is the gradient with respect
 // to the current task's, over its samples.
 func (a *Agent) SetEmbedding(task int, e []float64) error {
-	if len(e) != a.cfg.EmbedDim || a.cfg.EmbedDim == 0 {
-		return fmt.Errorf("ddpg: SetEmbedding: %d values for an embedding of %d (WithEmbedding)", len(e), a.cfg.EmbedDim)
+	if err := a.emb.Set(task, e); err != nil {
+		return fmt.Errorf("ddpg: SetEmbedding: %w", err)
 	}
-	if a.embs == nil {
-		a.embs = map[int][]float64{}
-	}
-	a.embs[task] = append(a.embs[task][:0], e...)
-	a.task = task
 	return nil
 }
 
@@ -289,12 +261,7 @@ func (a *Agent) SetEmbedding(task int, e []float64) error {
 // Config().EmbedDim entries), summed over the minibatch's samples of that
 // task: the meta learner's AddGrad input. It is nil without an embedding or
 // before the first update, and shared: copy it to keep it.
-func (a *Agent) EmbeddingGrad() []float64 {
-	if !a.eValid {
-		return nil
-	}
-	return a.eGrad
-}
+func (a *Agent) EmbeddingGrad() []float64 { return a.emb.Grad() }
 
 // squash applies tanh in place: the actor's output layer is linear so that
 // Update can see (and penalise) the pre-activations.

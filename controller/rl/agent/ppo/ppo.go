@@ -61,10 +61,7 @@ type Agent struct {
 
 	// Embedding (WithEmbedding): each task's latest embedding, the
 	// current task, and the last Update's gradient with respect to it.
-	embs   map[int][]float64
-	task   int
-	eGrad  []float64
-	eValid bool
+	emb agent.Embeddings
 
 	// Update workspaces, grown on demand.
 	values, nextValues, oldLogp, adv, ret, dist []float64
@@ -128,7 +125,7 @@ func newAgent(head Head, stateDim, actionDim int, rnd *rand.Rand, opts []Option)
 		actor: actor, critic: critic, logStd: rl.NewParams(0),
 		actorOpt: rl.NewAdam(cfg.LR), criticOpt: rl.NewAdam(cfg.LR), logStdOpt: rl.NewAdam(cfg.LR),
 		out: make([]float64, actionDim), pending: make([]float64, actionDim), pendingClipped: make([]float64, actionDim),
-		eGrad: make([]float64, cfg.EmbedDim),
+		emb: agent.NewEmbeddings(cfg.EmbedDim),
 	}
 	if head == Continuous {
 		a.logStd = rl.NewParams(actionDim)
@@ -271,17 +268,9 @@ func (a *Agent) Update() (agent.Stats, error) {
 		return st, nil
 	}
 	S, A, B := a.stateDim, a.actionDim, min(a.cfg.BatchSize, n)
-	if E := a.cfg.EmbedDim; E > 0 && len(a.embs) > 0 {
-		// The embedding describes the application, not the moment: every
-		// transition is trained with its task's latest one.
-		for k, task := range a.tasks {
-			if e, ok := a.embs[task]; ok {
-				copy(a.states[k*S+S-E:k*S+S], e)
-				copy(a.next[k*S+S-E:k*S+S], e)
-			}
-		}
-	}
-	clear(a.eGrad)
+	a.emb.Refresh(a.states, S, a.tasks)
+	a.emb.Refresh(a.next, S, a.tasks)
+	a.emb.StartUpdate()
 	a.values, a.nextValues = grow(a.values, n), grow(a.nextValues, n)
 	a.critic.Forward(a.values, a.states, n)
 	a.critic.Forward(a.nextValues, a.next, n)
@@ -330,7 +319,7 @@ func (a *Agent) Update() (agent.Stats, error) {
 		}
 	}
 	a.updates++
-	a.eValid = a.cfg.EmbedDim > 0
+	a.emb.FinishUpdate()
 	st.Updated, st.Updates = true, a.updates
 	inv := 1 / float64(batches)
 	st.ActorLoss, st.Entropy, st.CriticLoss = sumSurr*inv, sumEnt*inv, sumV*inv
@@ -389,14 +378,7 @@ func (a *Agent) minibatch(idx []int, st *agent.Stats) (surr, ent, vloss float64,
 		// embedding, over its rows (other tasks' rows carry theirs).
 		a.dx = grow(a.dx, b*S)
 		a.actor.Backward(a.dx, a.dOut, b)
-		for r, task := range a.mbTask {
-			if task != a.task {
-				continue
-			}
-			for j, v := range a.dx[r*S+S-E : r*S+S] {
-				a.eGrad[j] += v
-			}
-		}
+		a.emb.Accumulate(a.dx, S, S, a.mbTask)
 	} else {
 		a.actor.Backward(nil, a.dOut, b)
 	}
@@ -449,14 +431,9 @@ func clipJoint(maxNorm float64, ps ...*rl.Params) float64 {
 // SetEmbedding sets task's embedding (Config().EmbedDim values, copied) and
 // makes task the current one (see WithEmbedding).
 func (a *Agent) SetEmbedding(task int, e []float64) error {
-	if len(e) != a.cfg.EmbedDim || a.cfg.EmbedDim == 0 {
-		return fmt.Errorf("ppo: SetEmbedding: %d values for an embedding of %d (WithEmbedding)", len(e), a.cfg.EmbedDim)
+	if err := a.emb.Set(task, e); err != nil {
+		return fmt.Errorf("ppo: SetEmbedding: %w", err)
 	}
-	if a.embs == nil {
-		a.embs = map[int][]float64{}
-	}
-	a.embs[task] = append(a.embs[task][:0], e...)
-	a.task = task
 	return nil
 }
 
@@ -465,9 +442,4 @@ func (a *Agent) SetEmbedding(task int, e []float64) error {
 // with respect to the current task's embedding, over that task's
 // transitions: the meta learner's AddGrad input. It is nil without an
 // embedding or before the first update, and shared: copy it to keep it.
-func (a *Agent) EmbeddingGrad() []float64 {
-	if !a.eValid {
-		return nil
-	}
-	return a.eGrad
-}
+func (a *Agent) EmbeddingGrad() []float64 { return a.emb.Grad() }
