@@ -49,3 +49,12 @@ func ActionSpace(b Bounds) Space {
 		High:  []float64{float64(b.MaxReplicas), b.MaxCPU, b.MaxMemory},
 	}
 }
+
+// BoundsOf is the inverse of ActionSpace: the bounds of an action box.
+func BoundsOf(space Space) Bounds {
+	return Bounds{
+		MinReplicas: int(space.Low[ActReplicas]), MaxReplicas: int(space.High[ActReplicas]),
+		MinCPU: space.Low[ActCPU], MaxCPU: space.High[ActCPU],
+		MinMemory: space.Low[ActMemory], MaxMemory: space.High[ActMemory],
+	}
+}

@@ -12,6 +12,7 @@ import (
 func TestSpace(t *testing.T) {
 	s := ActionSpace(DefaultBounds())
 	require.NoError(t, s.Validate())
+	assert.Equal(t, DefaultBounds(), BoundsOf(s), "BoundsOf inverts ActionSpace")
 	assert.Equal(t, ActDim, s.Dim())
 	assert.NoError(t, s.Contains([]float64{3, 0.5, 512 * MiB}))
 	err := s.Contains([]float64{30, math.NaN(), 512 * MiB})

@@ -12,6 +12,7 @@ func subcommands() []*cobra.Command {
 		newSimCmd(),
 		newTrainCmd(),
 		newMetaCmd(),
+		newBootstrapCmd(),
 		newCompareCmd(),
 		newBenchCmd(),
 		newGenerateCmd(),

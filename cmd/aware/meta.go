@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
@@ -27,25 +28,43 @@ func newMetaCmd() *cobra.Command {
 		Short: "Train the meta learner (AWARE's workload embedding) with an agent across the pool",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newMetaTrainCmd(), newMetaEvalCmd())
+	cmd.AddCommand(newMetaTrainCmd(), newMetaEvalCmd(), newMetaAdaptCmd())
 	return cmd
 }
 
 // metaTrainFlags are the flags of `aware meta train`.
 type metaTrainFlags struct {
-	apps, rounds, poolSize, m int
-	poolSeed                  int64
-	seed                      uint64
-	step                      time.Duration
-	traces, out               string
-	quick, verbose            bool
+	poolFlags
+	apps, rounds, m int
+	seed            uint64
+	out             string
+	quick, verbose  bool
+	fixedStart      bool
+	contrastEvery   int
+	contrast        meta.ContrastConfig
+}
+
+// poolFlags choose the generated pool and the simulation that the meta and
+// bootstrapping commands run on.
+type poolFlags struct {
+	poolSize int
+	poolSeed int64
+	step     time.Duration
+	traces   string
+}
+
+func (p *poolFlags) register(f *pflag.FlagSet) {
+	f.IntVar(&p.poolSize, "pool", 1000, "size of the generated pool the applications are taken from")
+	f.Int64Var(&p.poolSeed, "pool-seed", 1, "seed of the generated pool")
+	f.DurationVar(&p.step, "step", 30*time.Second, "simulation step")
+	f.StringVar(&p.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
 }
 
 // quickMeta is --quick: a run that finishes within minutes on 2 cores.
 var quickMeta = metaTrainFlags{apps: 40, rounds: 6}
 
 func newMetaTrainCmd() *cobra.Command {
-	fl := metaTrainFlags{apps: 800, rounds: 20, poolSize: 1000, m: 20}
+	fl := metaTrainFlags{apps: 800, rounds: 20, m: 20, contrastEvery: 16, contrast: meta.DefaultContrast()}
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train DDPG and the meta learner jointly on the pool's train-split applications",
@@ -55,9 +74,21 @@ calibrated simulator; before the episode the meta learner embeds the application
 recent trajectories (a bundle of the top --m by episode reward from a buffer of 32), the
 agent acts on the AWARE state followed by that embedding, and every update of the agent
 back-propagates its critic loss through the embedding into the meta learner (one backward
-pass per episode). After each round the meta learner (with every application's trajectory
-buffer) and the agent are checkpointed in --out; run the same command again to resume
-after the last finished round. Each round's figures are appended to --out/rounds.jsonl.`,
+pass per episode). Each episode starts at a point of the application's trace drawn from its
+seed (--fixed-start: always at the application's offset), so that neither the agent nor the
+embedding learns one window of the day by heart.
+
+The base learner's loss alone gave an embedding that tells held-out applications apart no
+better than an untrained network (docs/agents.md), so the meta learner also trains for
+identification: after every --contrast-every episodes, --contrast-tasks applications each
+give two disjoint bundles of up to --contrast-views of their buffered trajectories (from
+different windows of the day), and a symmetric InfoNCE loss over the FLASH similarity
+(temperature --contrast-temperature) draws each bundle towards its own application's other
+bundle and away from the others' (0 turns it off: the paper's training).
+
+After each round the meta learner (with every application's trajectory buffer) and the
+agent are checkpointed in --out; run the same command again to resume after the last
+finished round. Each round's figures are appended to --out/rounds.jsonl.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if fl.quick && !cmd.Flags().Changed("apps") {
@@ -72,15 +103,18 @@ after the last finished round. Each round's figures are appended to --out/rounds
 	f := cmd.Flags()
 	f.IntVar(&fl.apps, "apps", fl.apps, "train-split applications to train on, the first of the pool (800: all of a 1000-app pool's)")
 	f.IntVar(&fl.rounds, "rounds", fl.rounds, "rounds of one episode per application")
-	f.IntVar(&fl.poolSize, "pool", fl.poolSize, "size of the generated pool the train split is taken from")
 	f.IntVar(&fl.m, "m", fl.m, "trajectories per bundle (the paper's 20)")
-	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
+	fl.poolFlags.register(f)
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the agent, the meta learner and the episodes")
-	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step")
-	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
 	f.StringVar(&fl.out, "out", "out/meta", "checkpoint and report folder")
 	f.BoolVar(&fl.quick, "quick", false, fmt.Sprintf("a short run: %d applications, %d rounds (unless given)", quickMeta.apps, quickMeta.rounds))
 	f.BoolVar(&fl.verbose, "verbose", false, "print every round instead of a progress bar")
+	f.BoolVar(&fl.fixedStart, "fixed-start", false, "start every episode at the application's trace offset instead of a point drawn from its seed")
+	f.IntVar(&fl.contrastEvery, "contrast-every", fl.contrastEvery, "episodes between steps of the identification objective (0: off, the paper's training)")
+	f.IntVar(&fl.contrast.Tasks, "contrast-tasks", fl.contrast.Tasks, "applications per step of the identification objective")
+	f.IntVar(&fl.contrast.Views, "contrast-views", fl.contrast.Views, "trajectories per bundle of the identification objective")
+	f.Float64Var(&fl.contrast.Temperature, "contrast-temperature", fl.contrast.Temperature, "temperature of the identification objective's InfoNCE loss")
+	f.Float64Var(&fl.contrast.LR, "contrast-lr", fl.contrast.LR, "learning rate of the identification objective")
 	return cmd
 }
 
@@ -92,11 +126,14 @@ type metaRound struct {
 	CPUUtil       float64 `json:"cpuUtil"`
 	MemoryUtil    float64 `json:"memoryUtil"`
 	Seconds       float64 `json:"seconds"`
+	// ContrastLoss is the identification objective's mean loss over the
+	// round's steps (0 when off).
+	ContrastLoss float64 `json:"contrastLoss,omitempty"`
 }
 
 func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlags) error {
-	if fl.apps < 1 || fl.rounds < 1 || fl.m < 1 {
-		return fmt.Errorf("--apps %d, --rounds %d and --m %d must be positive", fl.apps, fl.rounds, fl.m)
+	if fl.apps < 1 || fl.rounds < 1 || fl.m < 1 || fl.contrastEvery < 0 {
+		return fmt.Errorf("--apps %d, --rounds %d and --m %d must be positive, --contrast-every %d not negative", fl.apps, fl.rounds, fl.m, fl.contrastEvery)
 	}
 	prof, apps, simApps, err := splitApps(generator.SplitTrain, fl.apps, fl.poolSize, fl.poolSeed, fl.traces, fl.step, fl.seed)
 	if err != nil {
@@ -106,7 +143,11 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 	zero := make([]float64, cfg.Embed)
 	tasks := make([]train.MetaTask, len(apps))
 	for i, a := range simApps {
-		env, err := sim.NewEnv(prof, a, sim.WithStep(fl.step))
+		opts := []sim.Option{sim.WithStep(fl.step)}
+		if !fl.fixedStart {
+			opts = append(opts, sim.WithRandomStart())
+		}
+		env, err := sim.NewEnv(prof, a, opts...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", apps[i].Name(), err)
 		}
@@ -140,6 +181,8 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 	var b *bar
 	done, roundStart := 0, time.Now()
 	var runErr error
+	var contrastSum float64
+	var contrastSteps int
 	mcfg := train.MetaTrainConfig{Rounds: fl.rounds, Seed: fl.seed, Dir: fl.out,
 		Progress: func(r int, _ string, _ train.Episode) {
 			if b == nil && !fl.verbose {
@@ -153,17 +196,24 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 		RoundDone: func(r int, eps []train.Episode) {
 			s := train.Summarise(eps)
 			line := metaRound{Round: r, MeanReward: s.Reward, SLOViolations: s.SLOViolations, CPUUtil: s.CPUUtil, MemoryUtil: s.MemoryUtil, Seconds: time.Since(roundStart).Seconds()}
-			roundStart = time.Now()
+			if contrastSteps > 0 {
+				line.ContrastLoss = contrastSum / float64(contrastSteps)
+			}
+			roundStart, contrastSum, contrastSteps = time.Now(), 0, 0
 			if js, err := json.Marshal(line); err == nil {
 				if _, err := fmt.Fprintln(log, string(js)); err != nil && runErr == nil {
 					runErr = err
 				}
 			}
 			if fl.verbose {
-				fmt.Fprintf(out, "round %d: mean episode reward %.2f, %.1f SLO violations per episode, CPU %.0f %%, memory %.0f %% (%.0f s)\n",
-					r, s.Reward, s.SLOViolations, 100*s.CPUUtil, 100*s.MemoryUtil, line.Seconds)
+				fmt.Fprintf(out, "round %d: mean episode reward %.2f, %.1f SLO violations per episode, CPU %.0f %%, memory %.0f %%, identification loss %.3f (%.0f s)\n",
+					r, s.Reward, s.SLOViolations, 100*s.CPUUtil, 100*s.MemoryUtil, line.ContrastLoss, line.Seconds)
 			}
 		}}
+	if fl.contrastEvery > 0 {
+		mcfg.Contrast, mcfg.ContrastEvery = &fl.contrast, fl.contrastEvery
+		mcfg.ContrastDone = func(loss float64) { contrastSum += loss; contrastSteps++ }
+	}
 	start := time.Now()
 	from, _, err := train.MetaTrain(ctx, tasks, ag, f, mcfg)
 	if b != nil {
@@ -208,9 +258,9 @@ func newMetaLearners(cfg meta.Config, m int, seed uint64) (*ddpg.Agent, *meta.FL
 	return ag, f, err
 }
 
-// splitApps is the profile and the first n applications of split in the
-// generated pool of size poolSize and seed poolSeed, with their simulator
-// forms (load shapes from traces).
+// splitApps is the profile and the first n applications (n ≤ 0: all) of
+// split in the generated pool of size poolSize and seed poolSeed, with their
+// simulator forms (load shapes from traces).
 func splitApps(split string, n, poolSize int, poolSeed int64, traces string, step time.Duration, seed uint64) (*calibration.Profile, []generator.App, []sim.App, error) {
 	prof, err := calibration.Default()
 	if err != nil {
@@ -222,7 +272,7 @@ func splitApps(split string, n, poolSize int, poolSeed int64, traces string, ste
 	}
 	var apps []generator.App
 	for _, a := range all {
-		if a.Split == split && len(apps) < n {
+		if a.Split == split && (n <= 0 || len(apps) < n) {
 			apps = append(apps, a)
 		}
 	}

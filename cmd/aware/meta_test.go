@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/controller/meta"
 )
 
 // TestMetaTrainAndEval runs the smallest meta-training (2 applications, 2
@@ -24,7 +26,9 @@ func TestMetaTrainAndEval(t *testing.T) {
 	}
 	out := t.TempDir()
 	traces := filepath.Join(out, "no-traces")
-	fl := metaTrainFlags{apps: 2, rounds: 2, poolSize: 100, m: 2, poolSeed: 1, seed: 3, step: 30 * time.Second, traces: traces, out: out}
+	pool := poolFlags{poolSize: 100, poolSeed: 1, step: 30 * time.Second, traces: traces}
+	fl := metaTrainFlags{apps: 2, rounds: 2, m: 2, seed: 3, out: out, poolFlags: pool,
+		contrastEvery: 1, contrast: meta.ContrastConfig{Tasks: 2, Views: 1, Temperature: 0.1, LR: 3e-4}}
 	var stdout, progress bytes.Buffer
 	require.NoError(t, runMetaTrain(context.Background(), &stdout, &progress, fl))
 	assert.Contains(t, stdout.String(), "on 2 train-split applications × 2 rounds")
@@ -43,12 +47,13 @@ func TestMetaTrainAndEval(t *testing.T) {
 	var last metaRound
 	require.NoError(t, json.Unmarshal([]byte(rows[2]), &last))
 	assert.Equal(t, 2, last.Round)
+	assert.Positive(t, last.ContrastLoss, "the identification objective ran")
 
 	fl.seed = 4
 	assert.ErrorContains(t, runMetaTrain(context.Background(), &stdout, &progress, fl), "holds a run of seed 3")
 
 	stdout.Reset()
-	ev := metaEvalFlags{from: out, apps: 3, episodes: 1, poolSize: 100, m: 2, poolSeed: 1, seed: 1, shift: time.Hour, step: 30 * time.Second, traces: traces}
+	ev := metaEvalFlags{from: out, apps: 3, episodes: 1, m: 2, seed: 1, shift: time.Hour, windows: windowsShift, poolFlags: pool}
 	require.NoError(t, runMetaEval(context.Background(), &stdout, ev))
 	assert.Contains(t, stdout.String(), "identification by nearest neighbour")
 	var res metaEval
@@ -59,6 +64,27 @@ func TestMetaTrainAndEval(t *testing.T) {
 	assert.Len(t, res.Hits, 3)
 	assert.Equal(t, 6, res.Pairs, "ordered pairs of 3 applications")
 	assert.Equal(t, 120, res.ShiftSteps)
+
+	stdout.Reset()
+	ad := metaAdaptFlags{from: out, apps: 2, episodes: 3, source: 2, m: 2, seed: 1, window: 2, tolerance: 0.02, poolFlags: pool}
+	require.NoError(t, runMetaAdapt(context.Background(), &stdout, &progress, ad))
+	assert.Contains(t, stdout.String(), "| AWARE |")
+	var rep adaptReport
+	b, err = os.ReadFile(filepath.Join(out, "adapt", "adapt.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.Len(t, rep.Apps, 2)
+	for _, a := range rep.Apps {
+		for _, m := range adaptMethods {
+			run := a.Methods[m]
+			assert.Len(t, run.Rewards, 3, "%s %s: the same budget", a.Name, m)
+			assert.LessOrEqual(t, run.Final, a.Reference, "%s %s: the reference is the best final reward", a.Name, m)
+			assert.True(t, run.Converged >= 2 && run.Converged <= 3, "%s %s: converged after %d", a.Name, m, run.Converged)
+		}
+	}
+	assert.NoFileExists(t, filepath.Join(out, "adapt", "meta-agent.ckpt"), "the working copy is removed")
+	ad.episodes = 1
+	assert.ErrorContains(t, runMetaAdapt(context.Background(), &stdout, &progress, ad), "--episodes 1 at least --window 2")
 
 	ev.from = filepath.Join(out, "none")
 	assert.ErrorContains(t, runMetaEval(context.Background(), &stdout, ev), "no meta.ckpt")

@@ -23,28 +23,30 @@ import (
 
 // metaEvalFlags are the flags of `aware meta eval`.
 type metaEvalFlags struct {
-	from                     string
-	apps, episodes, poolSize int
-	m                        int
-	poolSeed                 int64
-	seed                     uint64
-	shift, step              time.Duration
-	traces                   string
+	poolFlags
+	from           string
+	apps, episodes int
+	m              int
+	seed           uint64
+	shift          time.Duration
+	windows        string
 }
 
 func newMetaEvalCmd() *cobra.Command {
-	fl := metaEvalFlags{apps: 50, episodes: 4, poolSize: 1000, m: 20, shift: 12 * time.Hour}
+	fl := metaEvalFlags{apps: 50, episodes: 4, m: 20, shift: 12 * time.Hour, windows: windowsRandom}
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Measure what a meta-trained embedding tells apart on held-out applications",
 		Long: `Loads a run of aware meta train (--from) and, on the first --apps applications of the
 pool's test split (never trained on), measures:
 
-  identification: each application runs --episodes greedy episodes of the trained agent on one
-  trace window and as many on a window --shift later; the first bundle is embedded as the
-  reference and the second as the query, and a query is identified when its most similar
-  reference (FLASH similarity) is its own application's. The same with the meta learner at
-  its untrained initial weights is printed beside it.
+  identification: each application runs --episodes greedy episodes of the trained agent, the
+  reference bundle, and as many again, the query bundle; a query is identified when its most
+  similar reference (FLASH similarity) is its own application's. With --windows random (the
+  default) every episode starts at a point of the day drawn from its seed (reference and
+  query seeds differ), as meta-training draws them; with --windows shift the reference
+  episodes all replay the application's first window and the query's a window --shift later.
+  The same with the meta learner at its untrained initial weights is printed beside it.
 
   similarity against reward drop: for every ordered pair (i, j) the agent runs application j
   with application i's embedding instead of its own; the reward it loses is held against the
@@ -62,15 +64,19 @@ Writes eval.md and eval.json beside the checkpoint.`,
 	f.StringVar(&fl.from, "from", "out/meta", "folder of an aware meta train run")
 	f.IntVar(&fl.apps, "apps", fl.apps, "test-split applications to evaluate on")
 	f.IntVar(&fl.episodes, "episodes", fl.episodes, "episodes per bundle")
-	f.IntVar(&fl.poolSize, "pool", fl.poolSize, "size of the generated pool")
 	f.IntVar(&fl.m, "m", fl.m, "trajectories per bundle the run was trained with")
-	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the episodes (and of the untrained meta learner)")
-	f.DurationVar(&fl.shift, "shift", fl.shift, "how much later in the trace the query window starts")
-	f.DurationVar(&fl.step, "step", 30*time.Second, "simulation step")
-	f.StringVar(&fl.traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
+	f.DurationVar(&fl.shift, "shift", fl.shift, "with --windows shift: how much later in the trace the query window starts")
+	f.StringVar(&fl.windows, "windows", fl.windows, "where in the day the bundles' episodes run: random (each from its seed) or shift (two fixed windows)")
+	fl.poolFlags.register(f)
 	return cmd
 }
+
+// The --windows choices of aware meta eval.
+const (
+	windowsRandom = "random"
+	windowsShift  = "shift"
+)
 
 // metaEval is eval.json.
 type metaEval struct {
@@ -78,6 +84,7 @@ type metaEval struct {
 	Rounds       int       `json:"rounds"`
 	Apps         []string  `json:"apps"`
 	Episodes     int       `json:"episodesPerBundle"`
+	Windows      string    `json:"windows"`
 	ShiftSteps   int       `json:"shiftSteps"`
 	Accuracy     float64   `json:"accuracy"`
 	UntrainedAcc float64   `json:"untrainedAccuracy"`
@@ -93,6 +100,9 @@ type metaEval struct {
 func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 	if fl.apps < 2 || fl.episodes < 1 || fl.step <= 0 || fl.shift < 0 {
 		return fmt.Errorf("--apps %d (at least 2), --episodes %d, --step %s and --shift %s must be positive", fl.apps, fl.episodes, fl.step, fl.shift)
+	}
+	if fl.windows != windowsRandom && fl.windows != windowsShift {
+		return fmt.Errorf("--windows %q: want %s or %s", fl.windows, windowsRandom, windowsShift)
 	}
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
 	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed)
@@ -116,10 +126,15 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 		return err
 	}
 	shift := int(fl.shift / fl.step)
+	opts := []sim.Option{sim.WithStep(fl.step)}
+	if fl.windows == windowsRandom {
+		shift = 0
+		opts = append(opts, sim.WithRandomStart())
+	}
 	zero := make([]float64, cfg.Embed)
 	env := func(a sim.App, offset int) (*gym.Embedded, error) {
 		a.Load.Offset += offset
-		e, err := sim.NewEnv(prof, a, sim.WithStep(fl.step))
+		e, err := sim.NewEnv(prof, a, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +166,7 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 		b.set(i + 1)
 	}
 	b.done()
-	res := metaEval{Checkpoint: filepath.Join(fl.from, train.MetaCheckpoint), Rounds: rounds, Episodes: fl.episodes, ShiftSteps: shift}
+	res := metaEval{Checkpoint: filepath.Join(fl.from, train.MetaCheckpoint), Rounds: rounds, Episodes: fl.episodes, Windows: fl.windows, ShiftSteps: shift}
 	for _, a := range apps {
 		res.Apps = append(res.Apps, a.Name())
 	}
@@ -198,8 +213,12 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 	}
 
 	var md strings.Builder
-	fmt.Fprintf(&md, "Meta learner of %s (%d rounds) on %d test-split applications, bundles of %d greedy episodes, query window %s (%d steps) after the reference:\n\n",
-		res.Checkpoint, rounds, n, fl.episodes, fl.shift, shift)
+	where := fmt.Sprintf("query window %s (%d steps) after the reference", fl.shift, shift)
+	if fl.windows == windowsRandom {
+		where = "every episode at a point of the day drawn from its seed, reference and query seeds apart"
+	}
+	fmt.Fprintf(&md, "Meta learner of %s (%d rounds) on %d test-split applications, bundles of %d greedy episodes, %s:\n\n",
+		res.Checkpoint, rounds, n, fl.episodes, where)
 	fmt.Fprintf(&md, "- identification by nearest neighbour: **%.0f %%** (%d of %d); untrained meta learner: %.0f %%\n",
 		100*res.Accuracy, count(res.Hits), n, 100*res.UntrainedAcc)
 	if rhoErr != nil {

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aware-autoscaler/aware/controller/admission"
@@ -178,6 +179,17 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 		require.NoError(t, admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &m))
 		return &m
 	}
+	// updateMPA changes an MPA's spec the way a user's tooling must: the
+	// controller writes status concurrently, which moves the
+	// resourceVersion, so a read-modify-write retries on conflict.
+	updateMPA := func(name string, change func(*v1alpha1.MultidimPodAutoscaler)) {
+		t.Helper()
+		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			m := mpa(name)
+			change(m)
+			return admin.Update(ctx, m)
+		}))
+	}
 	pods := func(app string) []corev1.Pod {
 		var l corev1.PodList
 		require.NoError(t, admin.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/name": app}))
@@ -212,10 +224,8 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 
 	t.Run("replicas change through the scale subresource", func(t *testing.T) {
 		name := apps[0].Name()
-		m := mpa(name)
-		want := max(m.Status.CurrentReplicas, 1) + 2
-		m.Spec.Constraints.MinReplicas = &want
-		require.NoError(t, admin.Update(ctx, m))
+		want := max(mpa(name).Status.CurrentReplicas, 1) + 2
+		updateMPA(name, func(m *v1alpha1.MultidimPodAutoscaler) { m.Spec.Constraints.MinReplicas = &want })
 		require.Eventually(t, func() bool {
 			m := mpa(name)
 			return m.Status.DesiredReplicas >= want && m.Status.LastScaleTime != nil && len(pods(name)) >= int(want)
@@ -232,9 +242,9 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 		}
 		require.NotEmpty(t, before)
 		floor := resource.NewMilliQuantity(cpu.MilliValue()+300, resource.DecimalSI)
-		m := mpa(name)
-		m.Spec.ResourcePolicy.ContainerPolicies[0].MinAllowed[corev1.ResourceCPU] = *floor
-		require.NoError(t, admin.Update(ctx, m))
+		updateMPA(name, func(m *v1alpha1.MultidimPodAutoscaler) {
+			m.Spec.ResourcePolicy.ContainerPolicies[0].MinAllowed[corev1.ResourceCPU] = *floor
+		})
 		require.Eventually(t, func() bool {
 			for _, p := range pods(name) {
 				if before[p.Name] != string(p.UID) {
@@ -254,10 +264,8 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 
 		// A pod created now comes from the unchanged template; the webhook
 		// sizes it like the resized ones.
-		m = mpa(name)
 		n := int32(len(before)) + 1
-		m.Spec.Constraints.MinReplicas = &n
-		require.NoError(t, admin.Update(ctx, m))
+		updateMPA(name, func(m *v1alpha1.MultidimPodAutoscaler) { m.Spec.Constraints.MinReplicas = &n })
 		require.Eventually(t, func() bool {
 			for _, p := range pods(name) {
 				if _, old := before[p.Name]; old {
@@ -274,13 +282,12 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 		// The MPA of apps[2] gets an external recommender that acts at
 		// once (no bootstrapping), one replica per step at most.
 		name := apps[2].Name()
-		m := mpa(name)
-		m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
-		bootstrap := false
-		m.Spec.Agent.Bootstrap = &bootstrap
-		one := int32(1)
-		m.Spec.Agent.Actions.MaxReplicaChange = &one
-		require.NoError(t, admin.Update(ctx, m))
+		bootstrap, one := false, int32(1)
+		updateMPA(name, func(m *v1alpha1.MultidimPodAutoscaler) {
+			m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+			m.Spec.Agent.Bootstrap = &bootstrap
+			m.Spec.Agent.Actions.MaxReplicaChange = &one
+		})
 
 		src, err := telemetry.New(prom.URL())
 		require.NoError(t, err)
@@ -322,7 +329,7 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 			lim := p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
 			assert.Equal(t, int64(math.Round(cpu*1000)), lim.MilliValue(), "pod %s", p.Name)
 		}
-		m = mpa(name)
+		m := mpa(name)
 		require.NotNil(t, m.Status.Recommendation)
 		assert.Equal(t, "aware", m.Status.Recommendation.Recommender)
 		assert.Equal(t, int32(want), m.Status.DesiredReplicas)

@@ -38,3 +38,49 @@ func BenchmarkEmbedder(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkContrast measures one step of the identification objective at
+// the default shape and DefaultContrast's batch: 16 applications, two
+// views each of v trajectories of 100 steps, embedded in one batch,
+// back-propagated once.
+func BenchmarkContrast(b *testing.B) {
+	const steps = 100
+	features := gym.StateDim + gym.ActDim + 1
+	for _, v := range []int{1, 4} {
+		e, err := NewEmbedder(DefaultConfig(features), rnd(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts := DefaultOptions(steps)
+		f, err := NewFLASH(e, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := DefaultContrast()
+		cfg.Views = v
+		r := rnd(4)
+		for i := range cfg.Tasks {
+			name := fmt.Sprint("app-", i)
+			if err := f.Register(Task{Name: name, StateDim: gym.StateDim, ActionDim: gym.ActDim}); err != nil {
+				b.Fatal(err)
+			}
+			for range 2 * v {
+				states, actions, rewards := make([][]float64, steps), make([][]float64, steps), make([]float64, steps)
+				for s := range steps {
+					states[s], actions[s], rewards[s] = randSlice(gym.StateDim, r), randSlice(gym.ActDim, r), r.Float64()
+				}
+				if err := f.Insert(name, states, actions, rewards); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		f.SetMetaUpdates(true)
+		b.Run(fmt.Sprintf("views=%d", v), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := f.Contrast(r, cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

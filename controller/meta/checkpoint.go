@@ -41,7 +41,7 @@ type trajectoryHead struct {
 	End     int     `json:"end"`
 }
 
-// Save writes the meta learner (the embedder's weights and Adam state),
+// Save writes the meta learner (the embedder's weights and Adam states),
 // every registered task with its trajectory buffer, whether meta updates are
 // on, and user (any JSON-encodable value, nil for none) to path atomically:
 // what a meta-training run needs to resume, and what a frozen meta learner
@@ -57,6 +57,9 @@ func (f *FLASH) Save(path string, user any) error {
 	for i, p := range f.emb.Params() {
 		c.PutParams(fmt.Sprintf("embedder/%d", i), p)
 		c.PutAdam(fmt.Sprintf("adam/%d", i), f.opt[i])
+		if f.contrastOpt != nil {
+			c.PutAdam(fmt.Sprintf("contrast-adam/%d", i), f.contrastOpt[i])
+		}
 	}
 	for _, name := range f.taskNames() {
 		t := f.tasks[name]
@@ -117,6 +120,7 @@ func (f *FLASH) Load(path string, user any) error {
 	params := f.emb.Params()
 	vals := make([][]float64, len(params))
 	opts := make([]*rl.Adam, len(params))
+	var contrast []*rl.Adam
 	for i, p := range params {
 		name := fmt.Sprintf("embedder/%d", i)
 		v, ok := c.Get(name)
@@ -128,6 +132,16 @@ func (f *FLASH) Load(path string, user any) error {
 		if err := c.LoadAdam(fmt.Sprintf("adam/%d", i), opts[i], p); err != nil {
 			return fmt.Errorf("meta: Load %s: %w", path, err)
 		}
+		if _, ok := c.Get(fmt.Sprintf("contrast-adam/%d/t", i)); ok { // Contrast had run
+			o := rl.NewAdam(DefaultContrast().LR) // Contrast sets its LR
+			if err := c.LoadAdam(fmt.Sprintf("contrast-adam/%d", i), o, p); err != nil {
+				return fmt.Errorf("meta: Load %s: %w", path, err)
+			}
+			contrast = append(contrast, o)
+		}
+	}
+	if len(contrast) != 0 && len(contrast) != len(params) {
+		return fmt.Errorf("meta: Load %s: the identification objective's optimiser state covers %d of %d parameter groups", path, len(contrast), len(params))
 	}
 	w := f.emb.cfg.Features
 	tasks := map[string]*flashTask{}
@@ -154,6 +168,7 @@ func (f *FLASH) Load(path string, user any) error {
 		copy(p.Values(), vals[i])
 		f.opt[i] = opts[i]
 	}
+	f.contrastOpt = contrast
 	f.tasks, f.current = tasks, ""
 	f.emb.ZeroGrad()
 	f.updates = m.Updates

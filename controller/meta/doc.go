@@ -3,7 +3,9 @@
 // trajectories, each element X_t = [s_t, a_t, r_t], into a fixed-size
 // embedding of the workload that the agents take as extra state, trained
 // jointly with them across many applications by back-propagating the base
-// learner's loss through the embedding, and frozen when it serves. It also
-// holds FLASH's similarity between embeddings. It builds on controller/rl
+// learner's loss through the embedding, plus an identification objective
+// (InfoNCE over the similarity) that makes bundles of one application
+// embed alike, and frozen when it serves. It also holds FLASH's similarity
+// between embeddings. It builds on controller/rl
 // only and does no I/O.
 package meta

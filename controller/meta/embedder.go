@@ -22,12 +22,19 @@ type Config struct {
 	// Dropout is the drop probability applied to the pooled summary in
 	// training mode.
 	Dropout float64
+	// Output is the embedding layer's activation (the FC layer before it
+	// is ReLU). The paper's ReLU lets whole embeddings die: trained for
+	// identification (Contrast), every unit of a small embedder's ReLU
+	// output was zero for every task within 300 steps, and the
+	// similarity of two zero embeddings tells nothing. Tanh, the default,
+	// is bounded and keeps a gradient everywhere.
+	Output rl.Activation
 }
 
 // DefaultConfig is the paper's network (digest §3): BiGRU 2 × 256, FC 256 →
 // FC 64 (ReLU), dropout 0.05, for elements features wide.
 func DefaultConfig(features int) Config {
-	return Config{Features: features, Hidden: 256, Layers: 2, FC: 256, Embed: 64, Dropout: 0.05}
+	return Config{Features: features, Hidden: 256, Layers: 2, FC: 256, Embed: 64, Dropout: 0.05, Output: rl.Tanh}
 }
 
 func (c Config) validate() error {
@@ -63,15 +70,16 @@ type Embedder struct {
 	drop *rl.Dropout
 	head *rl.MLP
 
-	m, t    int       // bundle shape of the last Embed, 0 before any
-	seq     []float64 // M×T×2H: the BiGRU's top-layer states
-	pooled  []float64 // 2H: mean of the trajectories' summaries
-	dropped []float64 // 2H: pooled after dropout
-	emb     []float64 // Embed: the last embedding
-	dEmb    []float64 // Embed: accumulated gradient w.r.t. the embedding
-	dPooled []float64 // 2H
-	dSeq    []float64 // M×T×2H
-	pending bool      // whether dEmb holds gradient not yet back-propagated
+	sizes    []int     // trajectories per bundle of the last Embed
+	total, t int       // trajectories and steps of the last Embed, 0 before any
+	seq      []float64 // total×T×2H: the BiGRU's top-layer states
+	pooled   []float64 // bundles×2H: mean of each bundle's summaries
+	dropped  []float64 // bundles×2H: pooled after dropout
+	emb      []float64 // bundles×Embed: the last embeddings
+	dEmb     []float64 // bundles×Embed: accumulated gradient w.r.t. them
+	dPooled  []float64 // bundles×2H
+	dSeq     []float64 // total×T×2H
+	pending  bool      // whether dEmb holds gradient not yet back-propagated
 }
 
 // NewEmbedder builds the network of cfg with weights drawn from rnd.
@@ -90,16 +98,11 @@ func NewEmbedder(cfg Config, rnd *rand.Rand) (*Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("meta: NewEmbedder: %w", err)
 	}
-	head, err := rl.NewMLP(rl.MLPConfig{Sizes: []int{2 * cfg.Hidden, cfg.FC, cfg.Embed}, Hidden: rl.ReLU, Output: rl.ReLU}, rnd)
+	head, err := rl.NewMLP(rl.MLPConfig{Sizes: []int{2 * cfg.Hidden, cfg.FC, cfg.Embed}, Hidden: rl.ReLU, Output: cfg.Output}, rnd)
 	if err != nil {
 		return nil, fmt.Errorf("meta: NewEmbedder: %w", err)
 	}
-	h2 := 2 * cfg.Hidden
-	return &Embedder{
-		cfg: cfg, gru: gru, drop: drop, head: head,
-		pooled: make([]float64, h2), dropped: make([]float64, h2), dPooled: make([]float64, h2),
-		emb: make([]float64, cfg.Embed), dEmb: make([]float64, cfg.Embed),
-	}, nil
+	return &Embedder{cfg: cfg, gru: gru, drop: drop, head: head}, nil
 }
 
 // Config returns the network's configuration.
@@ -118,44 +121,78 @@ func (e *Embedder) SetTraining(on bool) { e.drop.SetTraining(on) }
 // (row-major m×t×Features), and discards any gradient not yet
 // back-propagated. Every trajectory starts from a zero hidden state.
 func (e *Embedder) Embed(dst, bundle []float64, m, t int) {
-	if m <= 0 || t <= 0 {
+	if m <= 0 {
 		panic(fmt.Sprintf("meta: Embed: bundle of %d trajectories × %d steps must be non-empty", m, t))
 	}
-	if len(bundle) != m*t*e.cfg.Features {
-		panic(fmt.Sprintf("meta: Embed: bundle has %d values, want %d×%d×%d", len(bundle), m, t, e.cfg.Features))
+	e.sizes = append(e.sizes[:0], m)
+	e.EmbedBatch(dst, bundle, e.sizes, t)
+}
+
+// EmbedBatch embeds len(sizes) bundles at once, bundle k holding sizes[k]
+// trajectories, all of t steps: bundle is their trajectories one bundle
+// after the other (row-major Σsizes×t×Features) and dst receives the
+// embeddings (row-major len(sizes)×Embed). The BiGRU runs over every
+// trajectory in one batch, which is much faster than one Embed per bundle.
+// It discards any gradient not yet back-propagated.
+func (e *Embedder) EmbedBatch(dst, bundle []float64, sizes []int, t int) {
+	nb, total := len(sizes), 0
+	for _, m := range sizes {
+		if m <= 0 {
+			panic(fmt.Sprintf("meta: Embed: bundles of %v trajectories × %d steps must be non-empty", sizes, t))
+		}
+		total += m
 	}
-	if len(dst) != e.cfg.Embed {
-		panic(fmt.Sprintf("meta: Embed: destination has %d values, want %d", len(dst), e.cfg.Embed))
+	if nb == 0 || t <= 0 {
+		panic(fmt.Sprintf("meta: Embed: bundles of %v trajectories × %d steps must be non-empty", sizes, t))
+	}
+	if len(bundle) != total*t*e.cfg.Features {
+		panic(fmt.Sprintf("meta: Embed: bundle has %d values, want %d×%d×%d", len(bundle), total, t, e.cfg.Features))
+	}
+	if len(dst) != nb*e.cfg.Embed {
+		panic(fmt.Sprintf("meta: Embed: destination has %d values, want %d×%d", len(dst), nb, e.cfg.Embed))
 	}
 	H, h2 := e.cfg.Hidden, 2*e.cfg.Hidden
-	e.m, e.t = m, t
-	e.seq = grow(e.seq, m*t*h2)
-	e.gru.Forward(e.seq, bundle, m, t)
+	if len(e.sizes) == 0 || &e.sizes[0] != &sizes[0] { // Embed passes e.sizes itself
+		e.sizes = append(e.sizes[:0], sizes...)
+	}
+	e.total, e.t = total, t
+	e.seq = grow(e.seq, total*t*h2)
+	e.gru.Forward(e.seq, bundle, total, t)
+	e.pooled = grow(e.pooled, nb*h2)
 	clear(e.pooled)
-	inv := 1 / float64(m)
-	for b := range m {
-		last := e.seq[(b*t+t-1)*h2:] // forward direction after the last step
-		first := e.seq[(b*t)*h2+H:]  // backward direction after the first step
-		for j := range H {
-			e.pooled[j] += inv * last[j]
-			e.pooled[H+j] += inv * first[j]
+	b := 0
+	for k, m := range e.sizes {
+		inv := 1 / float64(m)
+		pooled := e.pooled[k*h2 : (k+1)*h2]
+		for range m {
+			last := e.seq[(b*t+t-1)*h2:] // forward direction after the last step
+			first := e.seq[(b*t)*h2+H:]  // backward direction after the first step
+			for j := range H {
+				pooled[j] += inv * last[j]
+				pooled[H+j] += inv * first[j]
+			}
+			b++
 		}
 	}
+	e.dropped = grow(e.dropped, nb*h2)
 	e.drop.Forward(e.dropped, e.pooled)
-	e.head.Forward(e.emb, e.dropped, 1)
+	e.emb = grow(e.emb, nb*e.cfg.Embed)
+	e.head.Forward(e.emb, e.dropped, nb)
 	copy(dst, e.emb)
+	e.dEmb = grow(e.dEmb, nb*e.cfg.Embed)
 	clear(e.dEmb)
 	e.pending = false
 }
 
-// AddGrad adds d (the loss gradient with respect to the last embedding) to
-// the gradient that Backward will back-propagate.
+// AddGrad adds d (the loss gradient with respect to the last embedding, or
+// after EmbedBatch with respect to every embedding, row-major) to the
+// gradient that Backward will back-propagate.
 func (e *Embedder) AddGrad(d []float64) {
-	if e.m == 0 {
+	if e.total == 0 {
 		panic("meta: AddGrad: no Embed yet")
 	}
-	if len(d) != e.cfg.Embed {
-		panic(fmt.Sprintf("meta: AddGrad: gradient has %d values, want %d", len(d), e.cfg.Embed))
+	if len(d) != len(e.dEmb) {
+		panic(fmt.Sprintf("meta: AddGrad: gradient has %d values, want %d", len(d), len(e.dEmb)))
 	}
 	for i, v := range d {
 		e.dEmb[i] += v
@@ -172,21 +209,27 @@ func (e *Embedder) Backward(dx []float64) bool {
 	if !e.pending {
 		return false
 	}
-	H, h2, m, t := e.cfg.Hidden, 2*e.cfg.Hidden, e.m, e.t
-	e.head.Backward(e.dPooled, e.dEmb, 1)
+	H, h2, t, nb := e.cfg.Hidden, 2*e.cfg.Hidden, e.t, len(e.sizes)
+	e.dPooled = grow(e.dPooled, nb*h2)
+	e.head.Backward(e.dPooled, e.dEmb, nb)
 	e.drop.Backward(e.dPooled, e.dPooled)
-	e.dSeq = grow(e.dSeq, m*t*h2)
+	e.dSeq = grow(e.dSeq, e.total*t*h2)
 	clear(e.dSeq)
-	inv := 1 / float64(m)
-	for b := range m {
-		last := e.dSeq[(b*t+t-1)*h2:]
-		first := e.dSeq[(b*t)*h2+H:]
-		for j := range H {
-			last[j] += inv * e.dPooled[j]
-			first[j] += inv * e.dPooled[H+j]
+	b := 0
+	for k, m := range e.sizes {
+		inv := 1 / float64(m)
+		dPooled := e.dPooled[k*h2 : (k+1)*h2]
+		for range m {
+			last := e.dSeq[(b*t+t-1)*h2:]
+			first := e.dSeq[(b*t)*h2+H:]
+			for j := range H {
+				last[j] += inv * dPooled[j]
+				first[j] += inv * dPooled[H+j]
+			}
+			b++
 		}
 	}
-	e.gru.Backward(dx, e.dSeq, m, t)
+	e.gru.Backward(dx, e.dSeq, e.total, t)
 	clear(e.dEmb)
 	e.pending = false
 	return true

@@ -208,3 +208,39 @@ func TestEmbeddingIsMeanOverTrajectories(t *testing.T) {
 	assert.InDeltaSlice(t, e1, e2, 1e-12)
 	assert.InDeltaSlice(t, e3, e4, 1e-12)
 }
+
+// TestEmbedBatch: bundles embedded in one batch get the embeddings they get
+// one at a time, and the batch's input gradient matches finite differences.
+func TestEmbedBatch(t *testing.T) {
+	r := rnd(8)
+	e, err := NewEmbedder(Config{Features: 3, Hidden: 4, Layers: 2, FC: 5, Embed: 3, Output: rl.Tanh}, r)
+	require.NoError(t, err)
+	sizes, steps, w := []int{2, 1, 3}, 4, 3
+	bundle := randSlice(6*steps*w, r)
+	got := make([]float64, len(sizes)*3)
+	e.EmbedBatch(got, bundle, sizes, steps)
+	off := 0
+	for k, m := range sizes {
+		one := make([]float64, 3)
+		e.Embed(one, bundle[off*steps*w:(off+m)*steps*w], m, steps)
+		assert.InDeltaSlice(t, one, got[k*3:(k+1)*3], 1e-12, "bundle %d", k)
+		off += m
+	}
+
+	c := randSlice(len(got), r)
+	loss := func() float64 {
+		z := make([]float64, len(got))
+		e.EmbedBatch(z, bundle, sizes, steps)
+		s := 0.0
+		for i := range z {
+			s += c[i] * z[i]
+		}
+		return s
+	}
+	loss()
+	e.AddGrad(c)
+	dx := make([]float64, len(bundle))
+	require.True(t, e.Backward(dx))
+	requireClose(t, "dL/dbundle", dx, numGrad(bundle, loss))
+	assert.Panics(t, func() { e.EmbedBatch(got, bundle, []int{2, 0, 4}, steps) }, "an empty bundle")
+}

@@ -47,13 +47,16 @@ func DefaultOptions(episodeSteps int) Options {
 // (no gradient, dropout off), as AWARE serves it. It is not safe for
 // concurrent use.
 type FLASH struct {
-	emb     *Embedder
-	opts    Options
-	opt     []*rl.Adam
-	tasks   map[string]*flashTask
-	updates bool
-	current string    // the task of the Embedder's last Embed
-	bundle  []float64 // workspace
+	emb  *Embedder
+	opts Options
+	opt  []*rl.Adam
+	// contrastOpt steps the identification objective (Contrast), apart
+	// from the base learner's gradient steps.
+	contrastOpt []*rl.Adam
+	tasks       map[string]*flashTask
+	updates     bool
+	current     string    // the task of the Embedder's last Embed
+	bundle      []float64 // workspace
 }
 
 type flashTask struct {

@@ -15,7 +15,21 @@ func Similarity(a, b []float64) float64 {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("meta: Similarity: embeddings of %d and %d values", len(a), len(b)))
 	}
-	var dot, na, nb, d2 float64
+	dot, na, nb, dist := similarityTerms(a, b)
+	if na+nb == 0 {
+		return 1
+	}
+	ed := dist / (na + nb)
+	cs := 0.0
+	if na > 0 && nb > 0 {
+		cs = dot / (na * nb)
+	}
+	return (1 - ed + cs) / 2
+}
+
+// similarityTerms returns a·b, ‖a‖, ‖b‖ and ‖a − b‖.
+func similarityTerms(a, b []float64) (dot, na, nb, dist float64) {
+	var d2 float64
 	for i := range a {
 		dot += a[i] * b[i]
 		na += a[i] * a[i]
@@ -23,14 +37,5 @@ func Similarity(a, b []float64) float64 {
 		d := a[i] - b[i]
 		d2 += d * d
 	}
-	na, nb = math.Sqrt(na), math.Sqrt(nb)
-	if na+nb == 0 {
-		return 1
-	}
-	ed := math.Sqrt(d2) / (na + nb)
-	cs := 0.0
-	if na > 0 && nb > 0 {
-		cs = dot / (na * nb)
-	}
-	return (1 - ed + cs) / 2
+	return dot, math.Sqrt(na), math.Sqrt(nb), math.Sqrt(d2)
 }

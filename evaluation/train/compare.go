@@ -225,7 +225,7 @@ func BaselineScore(ctx context.Context, env gym.Env, f baselines.Factory, cpuTar
 	if cpuTarget <= 0 {
 		cpuTarget = v1alpha1.DefaultCPUTarget
 	}
-	b := baselines.RecommenderBounds(boundsOf(env.ActionSpace())).WithMinCPU(minCPU)
+	b := baselines.RecommenderBounds(gym.BoundsOf(env.ActionSpace())).WithMinCPU(minCPU)
 	rec, err := f.New(b, step, cpuTarget)
 	if err != nil {
 		return Score{}, fmt.Errorf("baseline %s: %w", f.Name, err)

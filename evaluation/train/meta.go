@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
@@ -36,6 +37,13 @@ type MetaConfig struct {
 	Discrete bool
 	// Progress is called after each episode.
 	Progress func(task string, e Episode)
+	// Contrast, when set, adds the meta learner's identification
+	// objective (meta.FLASH.Contrast) while meta updates are on: one step
+	// after every ContrastEvery episodes, drawn from Seed. ContrastDone,
+	// when set, is called with each step's loss.
+	Contrast      *meta.ContrastConfig
+	ContrastEvery int
+	ContrastDone  func(loss float64)
 }
 
 // MetaRun trains ag and, when f's meta updates are on, the meta learner
@@ -56,6 +64,10 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 			return nil, fmt.Errorf("train: MetaRun: task %s: action space has %d dimensions, want %d", t.Name, d, gym.ActDim)
 		}
 	}
+	if cfg.Contrast != nil && cfg.ContrastEvery < 1 {
+		return nil, fmt.Errorf("train: MetaRun: the identification objective needs a step every n ≥ 1 episodes, not %d", cfg.ContrastEvery)
+	}
+	contrastRnd := rand.New(rand.NewPCG(cfg.Seed, 0xC0A7))
 	out := map[string][]Episode{}
 	var emb []float64
 	for r := range cfg.Rounds {
@@ -79,7 +91,7 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 				n = int(gym.Moves)
 			}
 			p := &metaPolicy{
-				agentPolicy: agentPolicy{ag: ag, space: space, bounds: boundsOf(space), discrete: cfg.Discrete, explore: true, act: make([]float64, n), task: k},
+				agentPolicy: agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, explore: true, act: make([]float64, n), task: k},
 				learner:     ag, f: f, name: t.Name, embDim: len(emb),
 			}
 			eps, err := loop(ctx, t.Env, p, Config{Episodes: 1, Seed: cfg.Seed + uint64(r*len(tasks)+k), Discrete: cfg.Discrete, Explore: true, MaxSteps: cfg.MaxSteps})
@@ -93,6 +105,15 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 			out[t.Name] = append(out[t.Name], eps[0])
 			if cfg.Progress != nil {
 				cfg.Progress(t.Name, eps[0])
+			}
+			if cfg.Contrast != nil && f.MetaUpdates() && (r*len(tasks)+k+1)%cfg.ContrastEvery == 0 {
+				loss, used, err := f.Contrast(contrastRnd, *cfg.Contrast)
+				if err != nil {
+					return out, fmt.Errorf("train: task %s round %d: %w", t.Name, r, err)
+				}
+				if used > 0 && cfg.ContrastDone != nil {
+					cfg.ContrastDone(loss)
+				}
 			}
 		}
 	}

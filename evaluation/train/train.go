@@ -64,7 +64,7 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 	if space.Dim() != gym.ActDim {
 		return nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
 	}
-	p := &agentPolicy{ag: ag, space: space, bounds: boundsOf(space), discrete: cfg.Discrete, explore: cfg.Explore}
+	p := &agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, explore: cfg.Explore}
 	n := gym.ActDim
 	if cfg.Discrete {
 		n = int(gym.Moves)
@@ -199,14 +199,6 @@ func (p *recommenderPolicy) choose(target, _ []float64, info gym.Info) bool {
 }
 
 func (p *recommenderPolicy) learn([]float64, float64, []float64, bool) (int, error) { return 0, nil }
-
-func boundsOf(space gym.Space) gym.Bounds {
-	return gym.Bounds{
-		MinReplicas: int(space.Low[gym.ActReplicas]), MaxReplicas: int(space.High[gym.ActReplicas]),
-		MinCPU: space.Low[gym.ActCPU], MaxCPU: space.High[gym.ActCPU],
-		MinMemory: space.Low[gym.ActMemory], MaxMemory: space.High[gym.ActMemory],
-	}
-}
 
 func argmax(x []float64) int {
 	best := 0

@@ -103,7 +103,8 @@ type state struct {
 	healthy  float64 // seconds without a crash since the last kill
 
 	backlog     float64 // requests queued beyond what the pods process
-	t           int     // steps since the start of the trace position
+	t           int     // steps since the application's trace offset
+	started     bool    // whether a step was simulated since reset
 	step        int     // steps in the current episode
 	prevArrival float64
 
@@ -113,7 +114,10 @@ type state struct {
 	rng    *rand.Rand
 }
 
-func (s *state) reset(a *App, m Model, seed uint64) {
+// reset puts s back at the application's initial allocation, with noise
+// from seed, at its trace offset or, with randomStart, at a point of its
+// trace drawn from seed.
+func (s *state) reset(a *App, m Model, seed uint64, randomStart bool) {
 	*s = state{
 		model: m,
 		alloc: a.Initial,
@@ -121,16 +125,20 @@ func (s *state) reset(a *App, m Model, seed uint64) {
 		ready: float64(a.Initial.Replicas),
 		rng:   rand.New(rand.NewPCG(seed, 0x5EED)),
 	}
-	s.prevArrival = a.Load.At(0)
+	if randomStart {
+		s.t = rand.New(rand.NewPCG(seed, 0x57A27)).IntN(len(a.Load.Shape))
+	}
+	s.prevArrival = a.Load.At(s.t)
 }
 
 // advance simulates one step of dt seconds under allocation next.
 func (s *state) advance(a *App, next Allocation, c *config) {
 	dt := c.step
 	m := &s.model
-	if s.t > 0 {
+	if s.started {
 		s.prevArrival = s.m.ArrivalRate
 	}
+	s.started = true
 
 	// Vertical change: in place after a short delay, or by restarting the
 	// pods (the old ones serve until the new ones are ready).

@@ -15,7 +15,7 @@ import (
 
 type config struct {
 	step, coldStart, resizeDelay, restartDelay, maxBackoff, timeout float64 // seconds
-	restart                                                         bool
+	restart, randomStart                                            bool
 	idleCPU, maxRho, delayShape, alpha                              float64
 	serviceCores, serviceShared                                     float64
 	episode, workers                                                int
@@ -53,6 +53,13 @@ func WithRestartResize() Option { return func(c *config) { c.restart = true } }
 func WithRestartDelay(d time.Duration) Option {
 	return func(c *config) { c.restartDelay = d.Seconds() }
 }
+
+// WithRandomStart makes every Reset start each application at a point of
+// its load trace drawn from the reset's seed instead of at its offset, so
+// that episodes reset with different seeds see different times of day (a
+// policy or an embedding trained on them cannot learn one window by heart).
+// Steps within and after an episode still follow the trace in order.
+func WithRandomStart() Option { return func(c *config) { c.randomStart = true } }
 
 // WithTimeout sets how long a request may wait before it is dropped
 // (default 10 s).
@@ -164,7 +171,7 @@ func appSeed(seed uint64, i int) uint64 {
 func (c *Cluster) resetAll(seed uint64) {
 	c.seed = seed
 	for i := range c.st {
-		c.st[i].reset(&c.apps[i], c.st[i].model, appSeed(seed, i))
+		c.st[i].reset(&c.apps[i], c.st[i].model, appSeed(seed, i), c.cfg.randomStart)
 		c.next[i] = c.apps[i].Initial
 	}
 }

@@ -415,3 +415,39 @@ func TestServicesOfLimitedCapacity(t *testing.T) {
 	_, err = New(prof, []App{a}, WithServices(-1, 0))
 	assert.ErrorContains(t, err, "service cores -1")
 }
+
+func TestRandomStart(t *testing.T) {
+	app := testApp(1, Allocation{2, 1, 512 * gym.MiB})
+	app.Load.Shape = make([]float64, 1000)
+	for i := range app.Load.Shape {
+		app.Load.Shape[i] = float64(i + 1) // the arrival rate names the trace step
+	}
+	app.Load.Offset = 10
+	ctx := context.Background()
+	// arrivals returns the arrival rates of the reset's step and the next.
+	arrivals := func(e *AppEnv, seed uint64) (float64, float64) {
+		_, info, err := e.Reset(ctx, seed)
+		require.NoError(t, err)
+		_, _, _, _, next, err := e.Step(ctx, []float64{2, 1, 512 * gym.MiB})
+		require.NoError(t, err)
+		return info.Metrics.ArrivalRate, next.Metrics.ArrivalRate
+	}
+
+	fixed, err := NewEnv(profile(t), app)
+	require.NoError(t, err)
+	random, err := NewEnv(profile(t), app, WithRandomStart())
+	require.NoError(t, err)
+	starts := map[float64]bool{}
+	for seed := range uint64(20) {
+		a, b := arrivals(fixed, seed)
+		assert.InDelta(t, 11, a, 1e-9, "seed %d: without WithRandomStart every episode starts at the offset", seed)
+		assert.InDelta(t, 12, b, 1e-9)
+
+		a, b = arrivals(random, seed)
+		assert.InDelta(t, a+1, b, 1e-9, "seed %d: the trace is followed in order from the drawn start", seed)
+		again, _ := arrivals(random, seed)
+		assert.Equal(t, a, again, "seed %d: the start is the seed's", seed)
+		starts[a] = true
+	}
+	assert.Greater(t, len(starts), 15, "20 seeds draw (almost) 20 different starts")
+}

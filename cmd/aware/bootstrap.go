@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aware-autoscaler/aware/controller/bootstrap"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/evaluation/baselines"
+	"github.com/aware-autoscaler/aware/evaluation/train"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+)
+
+// bootstrapFlags are the flags of `aware bootstrap`.
+type bootstrapFlags struct {
+	poolFlags
+	apps, episodes, records, updates int
+	workers                          int
+	seed                             uint64
+	out                              string
+	phis                             []float64
+}
+
+// The arms of the bootstrapping study; BCQ's are named by bcqArm.
+const (
+	armRule    = "rule-based (HPA+VPA)"
+	armNone    = "no bootstrapping (DDPG)"
+	armOffline = "bootstrapped: plain offline DDPG"
+)
+
+func bcqArm(phi float64) string { return fmt.Sprintf("bootstrapped: BCQ Φ=%g", phi) }
+
+// bootstrapArms are the arms in table order.
+func bootstrapArms(phis []float64) []string {
+	out := []string{armRule, armNone}
+	for _, p := range phis {
+		out = append(out, bcqArm(p))
+	}
+	return append(out, armOffline)
+}
+
+func newBootstrapCmd() *cobra.Command {
+	fl := bootstrapFlags{apps: 10, episodes: 200, records: 20, updates: 5000, workers: 2, phis: []float64{0, 0.05}}
+	cmd := &cobra.Command{
+		Use:   "bootstrap",
+		Short: "Measure bootstrapping: the first episodes of a new application with and without it",
+		Long: `Runs the first --episodes episodes of the life of each of the first --apps applications of the
+pool's test split on the simulator, four ways, each episode reset with the same seed:
+
+  rule-based            HPA+VPA with the application's tuned CPU target throughout;
+  no bootstrapping      a fresh DDPG agent acts and trains from the first episode;
+  BCQ                   OFFLINE for the first --records episodes: HPA+VPA acts and every step
+                        is recorded; a BCQ agent (controller/bootstrap) trains on the records
+                        alone (--updates updates), then acts and keeps training; one arm per
+                        perturbation bound in --phi (0: the project's default; 0.05: the
+                        BCQ paper's);
+  plain offline DDPG    the same, with DDPG trained on the same records instead of BCQ.
+
+T_online, the reward at which the paper's Algorithm 1 lets the agent act, is the fallback's own
+mean episode reward over the records; the report prints it with each arm's reward at the
+switch. Reported per arm, mean over applications: reward and SLO violations per episode over
+the first 10, 50 and all episodes, and the agents' rewards in their first acting episode.
+
+Writes report.md and results.json into --out.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBootstrap(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), fl)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&fl.apps, "apps", fl.apps, "test-split applications")
+	f.IntVar(&fl.episodes, "episodes", fl.episodes, "episodes of each application's life")
+	f.IntVar(&fl.records, "records", fl.records, "episodes the fallback acts and is recorded in before a bootstrapped agent acts")
+	f.IntVar(&fl.updates, "updates", fl.updates, "offline training updates on the records")
+	f.IntVar(&fl.workers, "workers", fl.workers, "applications run in parallel")
+	f.Uint64Var(&fl.seed, "seed", 1, "seed of the episodes and the agents")
+	fl.poolFlags.register(f)
+	f.StringVar(&fl.out, "out", "out/bootstrap", "report folder")
+	f.Float64SliceVar(&fl.phis, "phi", fl.phis, "BCQ perturbation bounds Φ, one arm each")
+	return cmd
+}
+
+// bootstrapArm is one arm on one application in results.json.
+type bootstrapArm struct {
+	Rewards       []float64 `json:"rewards"`
+	SLOViolations []int     `json:"sloViolations"`
+	// SwitchReward is the reward of the agent's first acting episode
+	// (bootstrapped arms: the episode after the records).
+	SwitchReward float64 `json:"switchReward"`
+	// SwitchAllocation is the mean allocation of that episode (the
+	// rule-based arm: of its episode at the switch): replicas, CPU cores
+	// and memory MiB per pod.
+	SwitchAllocation [3]float64 `json:"switchAllocation"`
+	// OfflineMeanQ is the critic's mean value of the recorded actions
+	// after offline training (bootstrapped arms).
+	OfflineMeanQ float64 `json:"offlineMeanQ,omitempty"`
+}
+
+// bootstrapApp is one application in results.json.
+type bootstrapApp struct {
+	Name      string                  `json:"name"`
+	CPUTarget float64                 `json:"hpaTarget"`
+	TOnline   float64                 `json:"tOnline"`
+	Arms      map[string]bootstrapArm `json:"arms"`
+}
+
+// bootstrapReport is results.json.
+type bootstrapReport struct {
+	Episodes int            `json:"episodes"`
+	Records  int            `json:"records"`
+	Updates  int            `json:"offlineUpdates"`
+	Seed     uint64         `json:"seed"`
+	Phis     []float64      `json:"bcqPhis"`
+	Apps     []bootstrapApp `json:"apps"`
+}
+
+func runBootstrap(ctx context.Context, out, progress io.Writer, fl bootstrapFlags) error {
+	for _, p := range fl.phis {
+		if !(p >= 0 && p <= 2) {
+			return fmt.Errorf("--phi %g: a perturbation bound is in [0, 2]", p)
+		}
+	}
+	if fl.apps < 1 || fl.records < 1 || fl.updates < 1 || fl.workers < 1 || fl.episodes <= fl.records || fl.step <= 0 {
+		return fmt.Errorf("--apps %d, --records %d, --updates %d, --workers %d and --step %s must be positive and --episodes %d above --records",
+			fl.apps, fl.records, fl.updates, fl.workers, fl.step, fl.episodes)
+	}
+	prof, apps, simApps, err := splitApps(generator.SplitTest, fl.apps, fl.poolSize, fl.poolSeed, fl.traces, fl.step, fl.seed)
+	if err != nil {
+		return err
+	}
+	if err := tuneApps(ctx, prof, apps, simApps, fl.step, fl.seed); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "bootstrapping on %d test-split applications: %d episodes each, the first %d recorded from HPA+VPA for the bootstrapped arms, %d offline updates\n",
+		len(apps), fl.episodes, fl.records, fl.updates)
+	rep := bootstrapReport{Episodes: fl.episodes, Records: fl.records, Updates: fl.updates, Seed: fl.seed, Phis: fl.phis, Apps: make([]bootstrapApp, len(apps))}
+	b := newBar(progress, "bootstrap", len(apps)*(2*fl.episodes+(1+len(fl.phis))*(fl.episodes-fl.records)))
+	var (
+		mu       sync.Mutex
+		done     int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	tick := func(train.Episode) {
+		mu.Lock()
+		done++
+		b.set(done)
+		mu.Unlock()
+	}
+	next := make(chan int)
+	for range min(fl.workers, len(apps)) {
+		wg.Go(func() {
+			for i := range next {
+				r, err := bootstrapOne(ctx, apps[i], simApps[i], prof, fl, uint64(i), tick)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", apps[i].Name(), err)
+				}
+				rep.Apps[i] = r
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range apps {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	b.done()
+	if firstErr != nil {
+		return firstErr
+	}
+	md := bootstrapMarkdown(rep)
+	fmt.Fprint(out, md)
+	if err := os.MkdirAll(fl.out, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(fl.out, "report.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(fl.out, "results.json"), js, 0o644)
+}
+
+// bootstrapOne runs the four arms on one application (index k of the
+// study, for its seeds).
+func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *calibration.Profile, fl bootstrapFlags, k uint64, tick func(train.Episode)) (bootstrapApp, error) {
+	res := bootstrapApp{Name: app.Name(), CPUTarget: app.Profile.Targets.CPU, Arms: map[string]bootstrapArm{}}
+	seed := fl.seed + 10_000*(k+1)
+	newEnv := func() (gym.Env, error) { return sim.NewEnv(prof, sa, sim.WithStep(fl.step)) }
+	arm := func(eps []train.Episode, agentFrom int) bootstrapArm {
+		var a bootstrapArm
+		for _, e := range eps {
+			a.Rewards = append(a.Rewards, e.Reward)
+			a.SLOViolations = append(a.SLOViolations, e.SLOViolations)
+		}
+		e := eps[max(agentFrom, fl.records)]
+		a.SwitchAllocation = [3]float64{e.Replicas, e.CPU, e.Memory / gym.MiB}
+		if agentFrom >= 0 {
+			a.SwitchReward = e.Reward
+		}
+		return a
+	}
+
+	// Rule-based throughout; its first episodes are the OFFLINE records.
+	env, err := newEnv()
+	if err != nil {
+		return res, err
+	}
+	f, _ := baselines.Find("hpa+vpa")
+	rec, err := f.New(baselines.RecommenderBounds(gym.BoundsOf(env.ActionSpace())).WithMinCPU(app.MinCPU), fl.step, app.Profile.Targets.CPU)
+	if err != nil {
+		return res, err
+	}
+	rule, steps, err := train.Record(ctx, env, rec, fl.step, train.Config{Episodes: fl.episodes, Seed: seed, Progress: tick})
+	if err != nil {
+		return res, fmt.Errorf("rule-based: %w", err)
+	}
+	res.Arms[armRule] = arm(rule, -1)
+	n := 0
+	for _, e := range rule[:fl.records] {
+		n += e.Steps
+		res.TOnline += e.Reward / float64(fl.records)
+	}
+	records := steps[:n]
+
+	// Agents: fresh from the first episode, or after the records.
+	online := func(name string, ag agent.Agent, from int) error {
+		env, err := newEnv()
+		if err != nil {
+			return err
+		}
+		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes - from, Seed: seed + uint64(from), Explore: true, Progress: tick})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		a := arm(append(append([]train.Episode(nil), rule[:from]...), eps...), from)
+		a.OfflineMeanQ = res.Arms[name].OfflineMeanQ
+		res.Arms[name] = a
+		return nil
+	}
+	rnd := func(i uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, i)) }
+	fresh, err := ddpg.New(gym.StateDim, gym.ActDim, rnd(1))
+	if err != nil {
+		return res, err
+	}
+	if err := online(armNone, fresh, 0); err != nil {
+		return res, err
+	}
+	type offlineArm struct {
+		name string
+		ag   agent.Agent
+	}
+	var arms []offlineArm
+	for _, phi := range fl.phis {
+		bcq, err := bootstrap.New(gym.StateDim, gym.ActDim, rnd(2), bootstrap.WithPhi(phi))
+		if err != nil {
+			return res, err
+		}
+		arms = append(arms, offlineArm{bcqArm(phi), bcq})
+	}
+	plain, err := ddpg.New(gym.StateDim, gym.ActDim, rnd(3))
+	if err != nil {
+		return res, err
+	}
+	for _, a := range append(arms, offlineArm{armOffline, plain}) {
+		st, err := bootstrap.Offline(ctx, a.ag, records, fl.updates, nil)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", a.name, err)
+		}
+		res.Arms[a.name] = bootstrapArm{OfflineMeanQ: st.MeanQ}
+		if err := online(a.name, a.ag, fl.records); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// tOnline is the mean of the applications' T_online.
+func tOnline(r bootstrapReport) float64 {
+	t := 0.0
+	for _, a := range r.Apps {
+		t += a.TOnline / float64(len(r.Apps))
+	}
+	return t
+}
+
+// bootstrapMarkdown is report.md: per arm, means over the applications.
+func bootstrapMarkdown(r bootstrapReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Bootstrapping on %d held-out applications: the first %d episodes of each, seed %d; bootstrapped arms: HPA+VPA acts and is recorded for %d episodes, the agent trains on the records alone (%d updates) and then acts.\n\n",
+		len(r.Apps), r.Episodes, r.Seed, r.Records, r.Updates)
+	windows := []int{r.Episodes}
+	for _, w := range []int{50, 10} {
+		if w < r.Episodes {
+			windows = append([]int{w}, windows...)
+		}
+	}
+	fmt.Fprintf(&b, "| arm |")
+	for _, w := range windows {
+		fmt.Fprintf(&b, " reward, first %d | SLO violations / episode, first %d |", w, w)
+	}
+	fmt.Fprintf(&b, " reward of the first acting episode | T_online |\n|---|%s---:|---:|\n", strings.Repeat("---:|---:|", len(windows)))
+	for _, name := range bootstrapArms(r.Phis) {
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, w := range windows {
+			var rew, vio float64
+			for _, a := range r.Apps {
+				arm := a.Arms[name]
+				k := min(w, len(arm.Rewards))
+				for i := range k {
+					rew += arm.Rewards[i] / float64(k*len(r.Apps))
+					vio += float64(arm.SLOViolations[i]) / float64(k*len(r.Apps))
+				}
+			}
+			fmt.Fprintf(&b, " %.1f | %.1f |", rew, vio)
+		}
+		sw, t := "", tOnline(r)
+		if name != armRule {
+			v := 0.0
+			for _, a := range r.Apps {
+				v += a.Arms[name].SwitchReward / float64(len(r.Apps))
+			}
+			sw = fmt.Sprintf("%.1f", v)
+		}
+		fmt.Fprintf(&b, " %s | %.1f |\n", sw, t)
+	}
+	fmt.Fprintf(&b, "\nThe offline critics' mean value of the recorded actions after the offline updates (with γ = 0.99 and about %.2f reward per step in the records, a converged critic's is near %.0f):", tOnline(r)/100, tOnline(r))
+	for _, name := range bootstrapArms(r.Phis)[2:] {
+		v := 0.0
+		for _, a := range r.Apps {
+			v += a.Arms[name].OfflineMeanQ / float64(len(r.Apps))
+		}
+		fmt.Fprintf(&b, " %s %.1f;", name, v)
+	}
+	b.WriteString("\n")
+	return b.String()
+}

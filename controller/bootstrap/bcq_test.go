@@ -1,0 +1,112 @@
+package bootstrap
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+)
+
+func rnd(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0xB0C5)) }
+
+// trueReward is a one-step task's reward: it grows with the action inside
+// the recorded range |a| ≤ 0.3 and falls steeply beyond it, where no
+// record shows it.
+func trueReward(a float64) float64 {
+	return a - 5*math.Pow(math.Max(0, math.Abs(a)-0.3), 2)
+}
+
+// records are n one-step transitions of a cautious controller: actions in
+// [−0.3, 0.3], whatever the state.
+func records(n int, r *rand.Rand) []agent.Transition {
+	var out []agent.Transition
+	for range n {
+		s := []float64{r.Float64()*2 - 1, r.Float64()*2 - 1}
+		a := r.Float64()*0.6 - 0.3
+		out = append(out, agent.Transition{State: s, Action: []float64{a}, Reward: trueReward(a), Next: s, Done: true})
+	}
+	return out
+}
+
+// TestBCQAvoidsExtrapolationError is the reason for BCQ: trained on the
+// same records, plain DDPG's critic extrapolates the rising reward beyond
+// the recorded actions, its actor goes there and its Q overrates what it
+// then earns; BCQ stays near the records and earns more.
+func TestBCQAvoidsExtrapolationError(t *testing.T) {
+	ctx := context.Background()
+	data := records(1000, rnd(1))
+	bcq, err := New(2, 1, rnd(2), WithPhi(0.05))
+	require.NoError(t, err)
+	plain, err := ddpg.New(2, 1, rnd(3), ddpg.WithWarmUp(64))
+	require.NoError(t, err)
+	for _, ag := range []agent.Agent{bcq, plain} {
+		_, err := Offline(ctx, ag, data, 1500, nil)
+		require.NoError(t, err)
+	}
+	states := records(50, rnd(4))
+	var earnB, earnD, overB, overD float64
+	act := []float64{0}
+	for _, tr := range states {
+		bcq.Act(act, tr.State, false)
+		assert.LessOrEqual(t, math.Abs(act[0]), 0.3+bcq.Config().Phi, "BCQ acts within the records' range and its perturbation")
+		earnB += trueReward(act[0]) / 50
+		overB += (bcq.Q(tr.State, act) - trueReward(act[0])) / 50
+		plain.Act(act, tr.State, false)
+		earnD += trueReward(act[0]) / 50
+		overD += (ddpgQ(plain, tr.State, act) - trueReward(act[0])) / 50
+	}
+	t.Logf("reward earned: BCQ %.3f, DDPG %.3f; Q minus reward: BCQ %.3f, DDPG %.3f", earnB, earnD, overB, overD)
+	assert.Greater(t, earnB, 0.03, "BCQ improves on the recorded controller (its mean reward is 0)")
+	assert.Greater(t, earnB, earnD, "BCQ earns more than DDPG trained on the same records")
+	assert.Greater(t, overD, overB+0.3, "DDPG overrates its out-of-distribution actions")
+}
+
+func ddpgQ(a *ddpg.Agent, s, act []float64) float64 {
+	q := []float64{0}
+	a.Critic().Forward(q, append(append([]float64(nil), s...), act...), 1)
+	return q[0]
+}
+
+func TestBCQCheckpointAndErrors(t *testing.T) {
+	_, err := New(0, 1, rnd(1))
+	assert.ErrorContains(t, err, "state dim 0")
+	_, err = New(2, 1, nil)
+	assert.ErrorContains(t, err, "nil random source")
+	_, err = New(2, 1, rnd(1), WithPhi(3))
+	assert.ErrorContains(t, err, "Φ 3 outside")
+	_, err = Offline(context.Background(), mustBCQ(t, 1), nil, 10, nil)
+	assert.ErrorContains(t, err, "no recorded transitions")
+	_, err = Offline(context.Background(), mustBCQ(t, 1), records(10, rnd(1)), 5, nil)
+	assert.ErrorContains(t, err, "10 recorded transitions are too few")
+
+	a := mustBCQ(t, 1)
+	_, err = Offline(context.Background(), a, records(200, rnd(5)), 20, nil)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "bcq.ckpt")
+	require.NoError(t, a.Save(path))
+	b := mustBCQ(t, 9)
+	require.NoError(t, b.Load(path))
+	s, act := []float64{0.1, -0.4}, []float64{0.2}
+	assert.Equal(t, a.Q(s, act), b.Q(s, act))
+	other, err := New(3, 1, rnd(1))
+	require.NoError(t, err)
+	assert.ErrorContains(t, other.Load(path), "checkpoint is bcq state 2")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Offline(ctx, b, records(200, rnd(5)), 20, nil)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func mustBCQ(t *testing.T, seed uint64) *BCQ {
+	t.Helper()
+	b, err := New(2, 1, rnd(seed))
+	require.NoError(t, err)
+	return b
+}

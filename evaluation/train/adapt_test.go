@@ -1,0 +1,86 @@
+package train
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/controller/rl"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+func TestConvergenceRule(t *testing.T) {
+	rule := ConvergenceRule{Window: 3, Tolerance: 0.1}
+	for _, tc := range []struct {
+		name    string
+		rewards []float64
+		ref     float64
+		want    int
+		ok      bool
+	}{
+		{"at once", []float64{100, 100, 100, 100}, 100, 3, true},
+		{"after a ramp", []float64{0, 50, 80, 95, 100, 100, 100}, 100, 5, true}, // (80+95+100)/3 = 91.7 ≥ 90
+		{"boundary: exactly within tolerance", []float64{90, 90, 90}, 100, 3, true},
+		{"never", []float64{10, 20, 30, 40}, 100, 4, false},
+		{"reached and fell away: not converged there", []float64{100, 100, 100, 50, 50, 50, 100, 100, 100, 100}, 100, 9, true},
+		{"fell away at the end", []float64{100, 100, 100, 100, 0}, 100, 5, false},
+		{"negative rewards", []float64{-50, -12, -10, -10}, -10, 4, true}, // −10.67 ≥ −11; −24 < −11
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, ok, err := rule.Episodes(tc.rewards, tc.ref)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, n)
+			assert.Equal(t, tc.ok, ok)
+		})
+	}
+	f, err := rule.Final([]float64{1, 2, 3, 4})
+	require.NoError(t, err)
+	assert.InDelta(t, 3, f, 1e-12)
+	_, _, err = rule.Episodes([]float64{1, 2}, 1)
+	assert.ErrorContains(t, err, "fewer than its window of 3")
+	_, err = ConvergenceRule{Window: 0}.Final([]float64{1})
+	assert.ErrorContains(t, err, "window 0 must be positive")
+}
+
+// TestAdapt: the frozen meta learner embeds the new application's own
+// episodes (zeros before the first) while the agent trains on.
+func TestAdapt(t *testing.T) {
+	const E = 3
+	rnd := rand.New(rand.NewPCG(4, 2))
+	e, err := meta.NewEmbedder(meta.Config{Features: gym.StateDim + gym.ActDim + 1, Hidden: 4, Layers: 1, FC: 6, Embed: E, Output: rl.Tanh}, rnd)
+	require.NoError(t, err)
+	before := slices.Clone(e.Params()[0].Values())
+	ag, err := ddpg.New(gym.StateDim+E, gym.ActDim, rnd, ddpg.WithEmbedding(E, ddpg.CriticLoss))
+	require.NoError(t, err)
+	opts := meta.DefaultOptions(20)
+	opts.M = 4
+	spy := &embeddingSpy{Agent: ag}
+	eps, err := Adapt(context.Background(), env(t, 20), "new-app", spy, e, opts,
+		AdaptConfig{Episodes: 5, Seed: 9, MaxSteps: 20})
+	require.NoError(t, err)
+	require.Len(t, eps, 5)
+	assert.Equal(t, before, e.Params()[0].Values(), "the meta learner stays frozen")
+	assert.Positive(t, eps[4].Updates, "the agent trains")
+	seen := spy.seen
+	require.Len(t, seen, 5)
+	assert.Equal(t, []float64{0, 0, 0}, seen[0], "no episode of its own yet: a zero embedding")
+	assert.NotEqual(t, seen[1], seen[0], "then the embedding of its own episodes")
+	assert.NotEqual(t, seen[2], seen[1], "refreshed as episodes come in")
+}
+
+// embeddingSpy records the embeddings an agent is given.
+type embeddingSpy struct {
+	*ddpg.Agent
+	seen [][]float64
+}
+
+func (s *embeddingSpy) SetEmbedding(task int, emb []float64) error {
+	s.seen = append(s.seen, slices.Clone(emb))
+	return s.Agent.SetEmbedding(task, emb)
+}
