@@ -17,6 +17,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/forecast"
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/controller/transfer"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
@@ -34,6 +35,7 @@ type metaAdaptFlags struct {
 	seed                   uint64
 	window                 int
 	tolerance              float64
+	noise                  float64
 }
 
 // The adaptation methods, in table order.
@@ -46,7 +48,7 @@ const (
 var adaptMethods = []string{methodAWARE, methodTL, methodTLP}
 
 func newMetaAdaptCmd() *cobra.Command {
-	fl := metaAdaptFlags{apps: 10, episodes: 60, source: 100, m: 20}
+	fl := metaAdaptFlags{apps: 10, episodes: 60, source: 100, m: 20, noise: metaNoise}
 	rule := train.DefaultConvergence()
 	fl.window, fl.tolerance = rule.Window, rule.Tolerance
 	cmd := &cobra.Command{
@@ -89,6 +91,7 @@ Writes adapt.md and adapt.json into --out (default: --from/adapt).`,
 	fl.poolFlags.register(f)
 	f.IntVar(&fl.window, "window", fl.window, "episodes of the convergence rule's trailing mean")
 	f.Float64Var(&fl.tolerance, "tolerance", fl.tolerance, "relative distance to the converged policy's reward that counts as converged")
+	f.Float64Var(&fl.noise, "noise", fl.noise, "standard deviation of every method's Gaussian exploration noise (FIRM's is 0.2)")
 	return cmd
 }
 
@@ -118,6 +121,7 @@ type adaptReport struct {
 	Source    string                 `json:"tlSource"`
 	Episodes  int                    `json:"episodes"`
 	Seed      uint64                 `json:"seed"`
+	Noise     float64                `json:"explorationNoise"`
 	Rule      train.ConvergenceRule  `json:"convergence"`
 	Apps      []adaptApp             `json:"apps"`
 	Median    map[string]float64     `json:"medianEpisodesToConverge"`
@@ -183,7 +187,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 		return fmt.Errorf("TL+ source: %w", err)
 	}
 
-	rep := adaptReport{Meta: filepath.Join(fl.from, train.MetaCheckpoint), Rounds: rounds, Source: trainApps[k].Name(), Episodes: fl.episodes, Seed: fl.seed, Rule: rule,
+	rep := adaptReport{Meta: filepath.Join(fl.from, train.MetaCheckpoint), Rounds: rounds, Source: trainApps[k].Name(), Episodes: fl.episodes, Seed: fl.seed, Noise: fl.noise, Rule: rule,
 		Median: map[string]float64{}, Ratio: map[string]float64{}, Censored: map[string]int{}, Summaries: map[string]train.Score{}}
 	all := map[string][]train.Episode{}
 	for i, a := range simApps {
@@ -198,7 +202,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 			var eps []train.Episode
 			switch method {
 			case methodAWARE:
-				ag, _, err := newMetaLearners(cfg, fl.m, fl.seed)
+				ag, _, err := newMetaLearners(cfg, fl.m, fl.seed, ddpg.WithGaussianNoise(fl.noise))
 				if err != nil {
 					return err
 				}
@@ -217,7 +221,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 						return err
 					}
 				}
-				ag, _, err := train.NewAgent(train.DDPG, env.ObservationSpace().Dim(), fl.seed+7)
+				ag, err := ddpg.New(env.ObservationSpace().Dim(), gym.ActDim, rand.New(rand.NewPCG(fl.seed+7, 0x71)), ddpg.WithGaussianNoise(fl.noise))
 				if err != nil {
 					return err
 				}
@@ -296,7 +300,7 @@ func sourcePolicy(ctx context.Context, prof *calibration.Profile, app sim.App, p
 			return nil, err
 		}
 	}
-	ag, _, err := train.NewAgent(train.DDPG, env.ObservationSpace().Dim(), fl.seed+3)
+	ag, err := ddpg.New(env.ObservationSpace().Dim(), gym.ActDim, rand.New(rand.NewPCG(fl.seed+3, 0x71)), ddpg.WithGaussianNoise(fl.noise))
 	if err != nil {
 		return nil, err
 	}
@@ -334,8 +338,8 @@ func median(x []float64) float64 {
 
 func adaptMarkdown(r adaptReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Adaptation to %d held-out applications, %d training episodes per method, seed %d. AWARE: %s after %d rounds; TL and TL+ from %s.\n\n",
-		len(r.Apps), r.Episodes, r.Seed, r.Meta, r.Rounds, r.Source)
+	fmt.Fprintf(&b, "Adaptation to %d held-out applications, %d training episodes per method, seed %d, exploration noise σ = %g. AWARE: %s after %d rounds; TL and TL+ from %s.\n\n",
+		len(r.Apps), r.Episodes, r.Seed, r.Noise, r.Meta, r.Rounds, r.Source)
 	fmt.Fprintf(&b, "Converged: from the first episode on which the trailing %d episodes' mean reward stays within %.0f %% of the best final mean of the three methods on that application (* never: the budget is counted).\n\n",
 		r.Rule.Window, 100*r.Rule.Tolerance)
 	fmt.Fprintf(&b, "| application | converged reward | %s |\n|---|---:|%s\n", strings.Join(adaptMethods, " | "), strings.Repeat("---:|", len(adaptMethods)))

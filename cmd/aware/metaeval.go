@@ -33,7 +33,7 @@ type metaEvalFlags struct {
 }
 
 func newMetaEvalCmd() *cobra.Command {
-	fl := metaEvalFlags{apps: 50, episodes: 4, m: 20, shift: 12 * time.Hour, windows: windowsRandom}
+	fl := metaEvalFlags{apps: 50, episodes: 20, m: 20, shift: 12 * time.Hour, windows: windowsRandom}
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Measure what a meta-trained embedding tells apart on held-out applications",
@@ -63,7 +63,7 @@ Writes eval.md and eval.json beside the checkpoint.`,
 	f := cmd.Flags()
 	f.StringVar(&fl.from, "from", "out/meta", "folder of an aware meta train run")
 	f.IntVar(&fl.apps, "apps", fl.apps, "test-split applications to evaluate on")
-	f.IntVar(&fl.episodes, "episodes", fl.episodes, "episodes per bundle")
+	f.IntVar(&fl.episodes, "episodes", fl.episodes, "episodes per bundle (the paper's M = 20)")
 	f.IntVar(&fl.m, "m", fl.m, "trajectories per bundle the run was trained with")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the episodes (and of the untrained meta learner)")
 	f.DurationVar(&fl.shift, "shift", fl.shift, "with --windows shift: how much later in the trace the query window starts")
