@@ -185,17 +185,23 @@ func runBootstrap(ctx context.Context, out, progress io.Writer, fl bootstrapFlag
 	}
 	md := bootstrapMarkdown(rep)
 	fmt.Fprint(out, md)
-	if err := os.MkdirAll(fl.out, 0o755); err != nil {
+	return writeReport(fl.out, "report.md", md, "results.json", rep)
+}
+
+// writeReport writes a study's report into dir (made if missing): md into
+// the file mdName and v, indented JSON, into jsonName.
+func writeReport(dir, mdName, md, jsonName string, v any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(fl.out, "report.md"), []byte(md), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, mdName), []byte(md), 0o644); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
+	js, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(fl.out, "results.json"), js, 0o644)
+	return os.WriteFile(filepath.Join(dir, jsonName), js, 0o644)
 }
 
 // bootstrapOne runs the four arms on one application (index k of the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -277,14 +276,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 	}
 	md := adaptMarkdown(rep)
 	fmt.Fprint(out, md)
-	if err := os.WriteFile(filepath.Join(fl.out, "adapt.md"), []byte(md), 0o644); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(fl.out, "adapt.json"), js, 0o644)
+	return writeReport(fl.out, "adapt.md", md, "adapt.json", rep)
 }
 
 // sourcePolicy trains TL's (plus: TL+'s) source DDPG agent on app from

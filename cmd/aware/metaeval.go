@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -228,14 +227,7 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 			res.Pairs, res.Rho, res.RhoLo, res.RhoHi)
 	}
 	fmt.Fprint(out, md.String())
-	if err := os.WriteFile(filepath.Join(fl.from, "eval.md"), []byte(md.String()), 0o644); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(fl.from, "eval.json"), js, 0o644)
+	return writeReport(fl.from, "eval.md", md.String(), "eval.json", res)
 }
 
 func count(b []bool) int {
