@@ -128,10 +128,13 @@ type BCQ struct {
 
 	enc, dec, xi, q1, q2 *rl.MLP
 	xiT, q1T, q2T        *rl.MLP
-	opt                  map[string]*rl.Adam
-	replay               *agent.Replay
-	batch                *agent.Batch
-	steps, updates       int
+	// trained lists the trained networks in a fixed order, with their
+	// checkpoint names; opt[i] is trained[i]'s optimiser.
+	trained        []named
+	opt            []*rl.Adam
+	replay         *agent.Replay
+	batch          *agent.Batch
+	steps, updates int
 }
 
 var _ agent.Agent = (*BCQ)(nil)
@@ -162,7 +165,7 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*BCQ, error) 
 	mlp := func(in, out int, hidden []int, final float64) (*rl.MLP, error) {
 		return rl.NewMLP(rl.MLPConfig{Sizes: slices.Concat([]int{in}, hidden, []int{out}), Hidden: rl.ReLU, Output: rl.Identity, FinalInit: final}, rnd)
 	}
-	b := &BCQ{cfg: cfg, stateDim: S, actionDim: A, latent: L, rnd: rnd, opt: map[string]*rl.Adam{}}
+	b := &BCQ{cfg: cfg, stateDim: S, actionDim: A, latent: L, rnd: rnd}
 	var err error
 	for _, n := range []struct {
 		dst     **rl.MLP
@@ -181,8 +184,9 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*BCQ, error) 
 		}
 	}
 	b.xiT, b.q1T, b.q2T = b.xi.Clone(), b.q1.Clone(), b.q2.Clone()
-	for name := range b.trained() {
-		b.opt[name] = rl.NewAdam(cfg.LR)
+	b.trained = []named{{"encoder", b.enc}, {"decoder", b.dec}, {"perturbation", b.xi}, {"critic1", b.q1}, {"critic2", b.q2}}
+	for range b.trained {
+		b.opt = append(b.opt, rl.NewAdam(cfg.LR))
 	}
 	if b.replay, err = agent.NewReplay(cfg.ReplayCapacity, S, A); err != nil {
 		return nil, fmt.Errorf("bootstrap: New: %w", err)
@@ -191,10 +195,10 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*BCQ, error) 
 	return b, nil
 }
 
-// trained maps the trained networks' names (their checkpoint entries) to
-// them.
-func (b *BCQ) trained() map[string]*rl.MLP {
-	return map[string]*rl.MLP{"encoder": b.enc, "decoder": b.dec, "perturbation": b.xi, "critic1": b.q1, "critic2": b.q2}
+// named is a network under its checkpoint name.
+type named struct {
+	name string
+	net  *rl.MLP
 }
 
 // Config returns the configuration in use.
@@ -308,8 +312,8 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	}
 	B, S, A, L := b.cfg.BatchSize, b.stateDim, b.actionDim, b.latent
 	bt := b.batch
-	for _, n := range b.trained() {
-		n.Params().ZeroGrad()
+	for _, n := range b.trained {
+		n.net.Params().ZeroGrad()
 	}
 
 	// VAE: reconstruction plus KL to N(0, 1), through the
@@ -426,8 +430,8 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	}
 	b.xi.Backward(nil, dpre, B)
 
-	for name, nw := range b.trained() {
-		b.opt[name].Step(nw.Params())
+	for i, n := range b.trained {
+		b.opt[i].Step(n.net.Params())
 	}
 	for _, p := range [][2]*rl.MLP{{b.xiT, b.xi}, {b.q1T, b.q1}, {b.q2T, b.q2}} {
 		if err := rl.Polyak(p[0].Params(), p[1].Params(), b.cfg.Tau); err != nil {

@@ -20,11 +20,9 @@ type meta struct {
 }
 
 // networks lists every network with its checkpoint name: the trained ones
-// and the targets.
-func (b *BCQ) networks() map[string]*rl.MLP {
-	n := b.trained()
-	n["perturbation-target"], n["critic1-target"], n["critic2-target"] = b.xiT, b.q1T, b.q2T
-	return n
+// (in b.trained's order) and the targets.
+func (b *BCQ) networks() []named {
+	return append(slices.Clone(b.trained), named{"perturbation-target", b.xiT}, named{"critic1-target", b.q1T}, named{"critic2-target", b.q2T})
 }
 
 // Save writes every network (the VAE, the perturbation network, the twin
@@ -33,11 +31,11 @@ func (b *BCQ) networks() map[string]*rl.MLP {
 // source are not saved.
 func (b *BCQ) Save(path string) error {
 	c := rl.NewCheckpoint()
-	for name, n := range b.networks() {
-		c.PutParams(name, n.Params())
+	for _, n := range b.networks() {
+		c.PutParams(n.name, n.net.Params())
 	}
-	for name, o := range b.opt {
-		c.PutAdam(name+"-adam", o)
+	for i, n := range b.trained {
+		c.PutAdam(n.name+"-adam", b.opt[i])
 	}
 	err := c.SetMeta(meta{Algo: "bcq", StateDim: b.stateDim, ActionDim: b.actionDim, Latent: b.latent,
 		Hidden: b.cfg.Hidden, VAEHidden: b.cfg.VAEHidden, Steps: b.steps, Updates: b.updates})
@@ -68,25 +66,25 @@ func (b *BCQ) Load(path string) error {
 	}
 	// Load into copies first so that a failure leaves the agent unchanged.
 	nets := b.networks()
-	copies := map[string]*rl.MLP{}
-	for name, n := range nets {
-		copies[name] = n.Clone()
-		if err := c.LoadParams(name, copies[name].Params()); err != nil {
+	copies := make([]*rl.MLP, len(nets))
+	for i, n := range nets {
+		copies[i] = n.net.Clone()
+		if err := c.LoadParams(n.name, copies[i].Params()); err != nil {
 			return fmt.Errorf("bootstrap: Load %s: %w", path, err)
 		}
 	}
-	opts := map[string]*rl.Adam{}
-	for name := range b.opt {
-		opts[name] = rl.NewAdam(b.cfg.LR)
-		if err := c.LoadAdam(name+"-adam", opts[name], copies[name].Params()); err != nil {
+	opts := make([]*rl.Adam, len(b.trained)) // the trained networks lead nets
+	for i, n := range b.trained {
+		opts[i] = rl.NewAdam(b.cfg.LR)
+		if err := c.LoadAdam(n.name+"-adam", opts[i], copies[i].Params()); err != nil {
 			return fmt.Errorf("bootstrap: Load %s: %w", path, err)
 		}
 	}
-	for name, n := range nets {
-		copy(n.Params().Values(), copies[name].Params().Values())
+	for i, n := range nets {
+		copy(n.net.Params().Values(), copies[i].Params().Values())
 	}
-	for name, o := range opts {
-		*b.opt[name] = *o
+	for i, o := range opts {
+		*b.opt[i] = *o
 	}
 	b.steps, b.updates = m.Steps, m.Updates
 	return nil

@@ -108,12 +108,8 @@ func (f *FLASH) Contrast(rnd *rand.Rand, cfg ContrastConfig) (loss float64, used
 	for _, o := range f.contrastOpt {
 		o.LR = cfg.LR
 	}
-	f.emb.ZeroGrad()
 	f.emb.AddGrad(dz)
-	f.emb.Backward(nil)
-	for i, p := range f.emb.Params() {
-		f.contrastOpt[i].Step(p)
-	}
+	f.backprop(f.contrastOpt)
 	f.current = ""
 	for _, t := range f.tasks {
 		t.stale = true

@@ -121,11 +121,7 @@ func (e *Embedder) SetTraining(on bool) { e.drop.SetTraining(on) }
 // (row-major m×t×Features), and discards any gradient not yet
 // back-propagated. Every trajectory starts from a zero hidden state.
 func (e *Embedder) Embed(dst, bundle []float64, m, t int) {
-	if m <= 0 {
-		panic(fmt.Sprintf("meta: Embed: bundle of %d trajectories × %d steps must be non-empty", m, t))
-	}
-	e.sizes = append(e.sizes[:0], m)
-	e.EmbedBatch(dst, bundle, e.sizes, t)
+	e.EmbedBatch(dst, bundle, []int{m}, t)
 }
 
 // EmbedBatch embeds len(sizes) bundles at once, bundle k holding sizes[k]
@@ -152,9 +148,7 @@ func (e *Embedder) EmbedBatch(dst, bundle []float64, sizes []int, t int) {
 		panic(fmt.Sprintf("meta: Embed: destination has %d values, want %d×%d", len(dst), nb, e.cfg.Embed))
 	}
 	H, h2 := e.cfg.Hidden, 2*e.cfg.Hidden
-	if len(e.sizes) == 0 || &e.sizes[0] != &sizes[0] { // Embed passes e.sizes itself
-		e.sizes = append(e.sizes[:0], sizes...)
-	}
+	e.sizes = append(e.sizes[:0], sizes...)
 	e.total, e.t = total, t
 	e.seq = grow(e.seq, total*t*h2)
 	e.gru.Forward(e.seq, bundle, total, t)

@@ -221,14 +221,24 @@ func (f *FLASH) AddGrad(task string, d []float64) error {
 // applies one Adam update; it does nothing when none is pending. The
 // current embedding is then stale.
 func (f *FLASH) Step() {
-	f.emb.ZeroGrad()
-	if !f.emb.Backward(nil) {
+	if !f.backprop(f.opt) {
 		return
-	}
-	for i, p := range f.emb.Params() {
-		f.opt[i].Step(p)
 	}
 	if t, ok := f.tasks[f.current]; ok {
 		t.stale = true
 	}
+}
+
+// backprop back-propagates the embedder's pending gradient into freshly
+// zeroed parameter gradients and steps opt (one optimiser per parameter
+// group) on them; it reports whether any gradient was pending.
+func (f *FLASH) backprop(opt []*rl.Adam) bool {
+	f.emb.ZeroGrad()
+	if !f.emb.Backward(nil) {
+		return false
+	}
+	for i, p := range f.emb.Params() {
+		opt[i].Step(p)
+	}
+	return true
 }
