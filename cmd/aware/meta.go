@@ -223,8 +223,8 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 			}
 		}}
 	if fl.contrastEvery > 0 {
-		mcfg.Contrast, mcfg.ContrastEvery = &fl.contrast, fl.contrastEvery
-		mcfg.ContrastDone = func(loss float64) { contrastSum += loss; contrastSteps++ }
+		mcfg.Contrast = &train.ContrastSchedule{ContrastConfig: fl.contrast, Every: fl.contrastEvery,
+			Done: func(loss float64) { contrastSum += loss; contrastSteps++ }}
 	}
 	start := time.Now()
 	from, _, err := train.MetaTrain(ctx, tasks, ag, f, mcfg)

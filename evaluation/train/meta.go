@@ -38,12 +38,18 @@ type MetaConfig struct {
 	// Progress is called after each episode.
 	Progress func(task string, e Episode)
 	// Contrast, when set, adds the meta learner's identification
-	// objective (meta.FLASH.Contrast) while meta updates are on: one step
-	// after every ContrastEvery episodes, drawn from Seed. ContrastDone,
-	// when set, is called with each step's loss.
-	Contrast      *meta.ContrastConfig
-	ContrastEvery int
-	ContrastDone  func(loss float64)
+	// objective while meta updates are on, its draws from Seed.
+	Contrast *ContrastSchedule
+}
+
+// ContrastSchedule runs the meta learner's identification objective
+// (meta.FLASH.Contrast) during joint training: one step of its
+// ContrastConfig after every Every episodes; Done, when set, sees each
+// step's loss.
+type ContrastSchedule struct {
+	meta.ContrastConfig
+	Every int
+	Done  func(loss float64)
 }
 
 // MetaRun trains ag and, when f's meta updates are on, the meta learner
@@ -64,8 +70,8 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 			return nil, fmt.Errorf("train: MetaRun: task %s: action space has %d dimensions, want %d", t.Name, d, gym.ActDim)
 		}
 	}
-	if cfg.Contrast != nil && cfg.ContrastEvery < 1 {
-		return nil, fmt.Errorf("train: MetaRun: the identification objective needs a step every n ≥ 1 episodes, not %d", cfg.ContrastEvery)
+	if c := cfg.Contrast; c != nil && c.Every < 1 {
+		return nil, fmt.Errorf("train: MetaRun: the identification objective needs a step every n ≥ 1 episodes, not %d", c.Every)
 	}
 	contrastRnd := rand.New(rand.NewPCG(cfg.Seed, 0xC0A7))
 	out := map[string][]Episode{}
@@ -106,13 +112,13 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 			if cfg.Progress != nil {
 				cfg.Progress(t.Name, eps[0])
 			}
-			if cfg.Contrast != nil && f.MetaUpdates() && (r*len(tasks)+k+1)%cfg.ContrastEvery == 0 {
-				loss, used, err := f.Contrast(contrastRnd, *cfg.Contrast)
+			if c := cfg.Contrast; c != nil && f.MetaUpdates() && (r*len(tasks)+k+1)%c.Every == 0 {
+				loss, used, err := f.Contrast(contrastRnd, c.ContrastConfig)
 				if err != nil {
 					return out, fmt.Errorf("train: task %s round %d: %w", t.Name, r, err)
 				}
-				if used > 0 && cfg.ContrastDone != nil {
-					cfg.ContrastDone(loss)
+				if used > 0 && c.Done != nil {
+					c.Done(loss)
 				}
 			}
 		}

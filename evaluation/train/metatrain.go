@@ -26,11 +26,8 @@ type MetaTrainConfig struct {
 	MaxSteps int
 	// Discrete is MetaConfig.Discrete.
 	Discrete bool
-	// Contrast, ContrastEvery and ContrastDone are MetaConfig's: the meta
-	// learner's identification objective.
-	Contrast      *meta.ContrastConfig
-	ContrastEvery int
-	ContrastDone  func(loss float64)
+	// Contrast is MetaConfig.Contrast.
+	Contrast *ContrastSchedule
 	// Dir, when set, holds the checkpoint written after every round:
 	// meta.ckpt (the meta learner, every task's trajectory buffer and the
 	// run's progress) and the agent's weights it names. A run started on a
@@ -91,7 +88,7 @@ func MetaTrain(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner,
 			progress = func(task string, e Episode) { cfg.Progress(r, task, e) }
 		}
 		eps, err := MetaRun(ctx, tasks, ag, f, MetaConfig{Rounds: 1, Seed: cfg.Seed + uint64(r*len(tasks)), MaxSteps: cfg.MaxSteps, Discrete: cfg.Discrete, Progress: progress,
-			Contrast: cfg.Contrast, ContrastEvery: cfg.ContrastEvery, ContrastDone: cfg.ContrastDone})
+			Contrast: cfg.Contrast})
 		if err != nil {
 			return start, out, fmt.Errorf("round %d: %w", r, err)
 		}
