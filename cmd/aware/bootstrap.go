@@ -149,10 +149,8 @@ func runBootstrap(ctx context.Context, out, progress io.Writer, fl bootstrapFlag
 	rep := bootstrapReport{Episodes: fl.episodes, Records: fl.records, Updates: fl.updates, Seed: fl.seed, Phis: fl.phis, Apps: make([]bootstrapApp, len(apps))}
 	b := newBar(progress, "bootstrap", len(apps)*(2*fl.episodes+(1+len(fl.phis))*(fl.episodes-fl.records)))
 	var (
-		mu       sync.Mutex
-		done     int
-		firstErr error
-		wg       sync.WaitGroup
+		mu   sync.Mutex
+		done int
 	)
 	tick := func(train.Episode) {
 		mu.Lock()
@@ -160,28 +158,16 @@ func runBootstrap(ctx context.Context, out, progress io.Writer, fl bootstrapFlag
 		b.set(done)
 		mu.Unlock()
 	}
-	next := make(chan int)
-	for range min(fl.workers, len(apps)) {
-		wg.Go(func() {
-			for i := range next {
-				r, err := bootstrapOne(ctx, apps[i], simApps[i], prof, fl, uint64(i), tick)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("%s: %w", apps[i].Name(), err)
-				}
-				rep.Apps[i] = r
-				mu.Unlock()
-			}
-		})
-	}
-	for i := range apps {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	err = train.Each(ctx, len(apps), fl.workers, func(i int) error {
+		var err error
+		if rep.Apps[i], err = bootstrapOne(ctx, apps[i], simApps[i], prof, fl, uint64(i), tick); err != nil {
+			return fmt.Errorf("%s: %w", apps[i].Name(), err)
+		}
+		return nil
+	})
 	b.done()
-	if firstErr != nil {
-		return firstErr
+	if err != nil {
+		return err
 	}
 	md := bootstrapMarkdown(rep)
 	fmt.Fprint(out, md)

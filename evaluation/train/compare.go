@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
@@ -140,34 +139,16 @@ func Compare(ctx context.Context, cases []Case, cfg CompareConfig) ([]Result, er
 		}
 	}
 	out := make([]Result, len(cases)*len(cfg.Algos))
-	errs := make([]error, len(cases))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range max(cfg.Workers, 1) {
-		wg.Go(func() {
-			for i := range jobs {
-				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
-					continue
-				}
-				res, err := compareCase(ctx, cases[i], cfg)
-				if err != nil {
-					errs[i] = fmt.Errorf("train: compare %s: %w", cases[i].Name, err)
-					continue
-				}
-				copy(out[i*len(cfg.Algos):], res)
-			}
-		})
-	}
-	for i := range cases {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	for _, err := range errs {
+	err := Each(ctx, len(cases), cfg.Workers, func(i int) error {
+		res, err := compareCase(ctx, cases[i], cfg)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("train: compare %s: %w", cases[i].Name, err)
 		}
+		copy(out[i*len(cfg.Algos):], res)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
