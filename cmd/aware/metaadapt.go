@@ -151,11 +151,6 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 	if err := os.MkdirAll(fl.out, 0o755); err != nil {
 		return err
 	}
-	metaWeights := filepath.Join(fl.out, "meta-agent.ckpt")
-	if err := metaAgent.Save(metaWeights); err != nil {
-		return err
-	}
-	defer os.Remove(metaWeights)
 	opts := meta.DefaultOptions(100)
 	opts.M = fl.m
 
@@ -205,7 +200,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 				if err != nil {
 					return err
 				}
-				if err := ag.Load(metaWeights); err != nil {
+				if err := transfer.Copy(ag, metaAgent, fl.out); err != nil {
 					return err
 				}
 				eps, err = train.Adapt(ctx, env, app.Name, ag, f.Embedder(), opts, train.AdaptConfig{Episodes: fl.episodes, Seed: seed, Progress: tick})
