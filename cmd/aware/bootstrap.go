@@ -233,26 +233,23 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 	records := steps[:n]
 
 	// Agents: fresh from the first episode, or after the records.
-	online := func(name string, ag agent.Agent, from int) error {
+	online := func(name string, ag agent.Agent, from int) (bootstrapArm, error) {
 		env, err := newEnv()
 		if err != nil {
-			return err
+			return bootstrapArm{}, err
 		}
 		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes - from, Seed: seed + uint64(from), Explore: true, Progress: tick})
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return bootstrapArm{}, fmt.Errorf("%s: %w", name, err)
 		}
-		a := arm(append(append([]train.Episode(nil), rule[:from]...), eps...), from)
-		a.OfflineMeanQ = res.Arms[name].OfflineMeanQ
-		res.Arms[name] = a
-		return nil
+		return arm(append(append([]train.Episode(nil), rule[:from]...), eps...), from), nil
 	}
 	rnd := func(i uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, i)) }
 	fresh, err := ddpg.New(gym.StateDim, gym.ActDim, rnd(1))
 	if err != nil {
 		return res, err
 	}
-	if err := online(armNone, fresh, 0); err != nil {
+	if res.Arms[armNone], err = online(armNone, fresh, 0); err != nil {
 		return res, err
 	}
 	type offlineArm struct {
@@ -276,10 +273,12 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", a.name, err)
 		}
-		res.Arms[a.name] = bootstrapArm{OfflineMeanQ: st.MeanQ}
-		if err := online(a.name, a.ag, fl.records); err != nil {
+		ba, err := online(a.name, a.ag, fl.records)
+		if err != nil {
 			return res, err
 		}
+		ba.OfflineMeanQ = st.MeanQ
+		res.Arms[a.name] = ba
 	}
 	return res, nil
 }
