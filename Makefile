@@ -80,13 +80,14 @@ lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
 	$(BIN)/staticcheck $(PKGS)
 
 .PHONY: generate
-generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy and CRD and the ClusterRoles of the controller and of `aware env serve --cluster` (controller-gen).
+generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy and CRD and the ClusterRoles of the controller, of `aware env serve --cluster` and of `aware agents` (controller-gen).
 	$(GO) generate $(PKGS)
 	@test -x $(BIN)/controller-gen || bash ci/setup.sh
 	$(BIN)/controller-gen object paths=./controller/api/...
 	$(BIN)/controller-gen crd:allowDangerousTypes=true paths=./controller/api/... output:crd:artifacts:config=controller/api/crd
 	$(BIN)/controller-gen rbac:roleName=aware-controller 'paths={./controller/autoscaler/...,./controller/manager/...,./controller/admission/...}' output:rbac:dir=controller/deploy/rbac
 	$(BIN)/controller-gen rbac:roleName=aware-env paths=./controller/mpaenv/... output:rbac:dir=controller/deploy/env-rbac
+	$(BIN)/controller-gen rbac:roleName=aware-agents paths=./controller/agents/... output:rbac:dir=controller/deploy/agents-rbac
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps pinned tools).

@@ -19,6 +19,7 @@ func subcommands() []*cobra.Command {
 		newClusterCmd(),
 		newEnvCmd(),
 		newControllerCmd(),
+		newAgentsCmd(),
 		newTwinCmd(),
 	}
 }

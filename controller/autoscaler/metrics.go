@@ -14,6 +14,10 @@ type Metrics struct {
 	episodeReward   *prometheus.GaugeVec
 	stage           *prometheus.GaugeVec
 	transitions     *prometheus.CounterVec
+	withheld        *prometheus.CounterVec
+	statusWrites    *prometheus.CounterVec
+	round           prometheus.Histogram
+	lastRound       *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -40,9 +44,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "1 for the agent's current lifecycle stage, per MPA."}, []string{"namespace", "name", "stage"}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_stage_transitions_total",
 			Help: "Agent lifecycle transitions, by the stage left and the stage entered (ONLINE entered from SERVING: the retraining detector fired)."}, []string{"from", "to"}),
+		withheld: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_withheld_recommendations_total",
+			Help: "Steps an external recommender withheld its recommendation and HPA+VPA acted instead, by the recommender's reason."}, []string{"reason"}),
+		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_status_writes_total",
+			Help: "MPA steps by what became of their status: written (it changed) or unchanged (no API call)."}, []string{"result"}),
+		round: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_controller_round_seconds",
+			Help:    "Duration of a round: from its start (a multiple of the step) until its last MPA step finished.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 1.5, 20)}),
+		lastRound: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_last_round",
+			Help: "The last complete round, by field: start (Unix seconds), seconds (its duration), steps (MPA steps) and written (of which wrote status)."}, []string{"field"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward, m.episodeReward, m.stage, m.transitions)
+		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward,
+			m.episodeReward, m.stage, m.transitions, m.withheld, m.statusWrites, m.round, m.lastRound)
 	}
 	return m
 }

@@ -68,6 +68,8 @@ type Observer interface {
 type Trajectories interface {
 	Append(ctx context.Context, steps ...trajectory.Step) error
 	RecentEpisodes(ctx context.Context, app string, n int) ([]trajectory.Episode, error)
+	// Range restores where an episode stands after a restart.
+	Range(ctx context.Context, app string, from, to time.Time) ([]trajectory.Trajectory, error)
 }
 
 // ObserverFunc adapts a function to Observer (the fake of tests).

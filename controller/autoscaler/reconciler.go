@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,6 +95,48 @@ type Reconciler struct {
 	mu    sync.Mutex
 	state map[types.UID]*mpaState
 	names map[types.UID]types.NamespacedName
+
+	rounds roundTracker
+}
+
+// roundTracker measures rounds: from a round's start (a multiple of the
+// step) until its last MPA step finished, and how many steps it had,
+// reported when the next round's first step finishes.
+type roundTracker struct {
+	mu             sync.Mutex
+	round, last    time.Time
+	steps, written int
+}
+
+func (t *roundTracker) stepped(round, end time.Time, wrote bool, m *Metrics) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case round.After(t.round):
+		if !t.round.IsZero() {
+			d := t.last.Sub(t.round).Seconds()
+			m.round.Observe(d)
+			m.lastRound.WithLabelValues("start").Set(float64(t.round.UnixNano()) / 1e9)
+			m.lastRound.WithLabelValues("seconds").Set(d)
+			m.lastRound.WithLabelValues("steps").Set(float64(t.steps))
+			m.lastRound.WithLabelValues("written").Set(float64(t.written))
+		}
+		t.round, t.last, t.steps, t.written = round, end, 0, 0
+		fallthrough
+	case round.Equal(t.round):
+		t.last = maxTime(t.last, end)
+		t.steps++
+		if wrote {
+			t.written++
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // mpaState is what the controller keeps in memory per MPA: the default
@@ -108,6 +151,13 @@ type mpaState struct {
 	// reward observed next completes their trajectory record.
 	prevState, prevAction []float64
 	prevArrival           float64
+	// The episode in progress: its number, the next step's index and the
+	// reward so far. Not in status (they move every step); restored from
+	// the trajectory store when resumed is false (a new controller).
+	episode       int64
+	t             int
+	episodeReward float64
+	resumed       bool
 
 	// mu guards done, what the updater applied since the last status
 	// write (the next step reports it).
@@ -180,6 +230,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	p, err := r.step(ctx, &m, st, now, log)
 	st.last, st.gen = now, m.Generation
 	applied := r.report(&m, st)
+	wrote := !equality.Semantic.DeepEqual(orig.Status, m.Status)
 	if perr := r.patchStatus(ctx, orig, &m); perr != nil {
 		st.add(applied)
 		err = errors.Join(err, perr)
@@ -191,6 +242,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.upd.submit(p)
 	}
 	r.cfg.metrics.reconcile.Observe(time.Since(start).Seconds())
+	r.rounds.stepped(now.Truncate(r.cfg.step), r.cfg.now(), wrote, r.cfg.metrics)
 	if err != nil {
 		// Transient API errors: retry with back-off; every step is also
 		// retried at the next round.
@@ -306,17 +358,23 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	r.cfg.metrics.recommendations.Inc()
 
 	agentActs := pol.External() && (pol.Agent == nil || AgentActs(m.Status.Agent.Stage))
+	// An external recommender that withholds its recommendation (a fresh
+	// status.recommendation.withheld) hands this step to the fallback.
+	withheld := agentActs && r.withheld(m.Status.Recommendation, now)
 	var (
 		recReplicas int32
 		recRes      Resources
 		haveRec     bool
 	)
 	// status.recommendation is the recommendation in force: the built-in
-	// one whenever it acts (an external agent writes its own while it acts).
+	// one whenever it acts (an external agent writes its own while it
+	// acts, and its withheld marker stays for it to replace).
 	if !agentActs {
-		m.Status.Recommendation = r.defaultRecommendation(st.rec, fallback, container, now)
+		if rec := r.defaultRecommendation(st.rec, fallback, container, now); !sameRecommendation(m.Status.Recommendation, rec) {
+			m.Status.Recommendation = rec
+		}
 	}
-	if agentActs {
+	if agentActs && !withheld {
 		recReplicas, recRes, haveRec = r.externalRecommendation(m, container, cur, now)
 		if !haveRec {
 			r.setCondition(m, v1alpha1.ConditionRecommendationProvided, false, "NoFreshRecommendation",
@@ -325,7 +383,14 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	} else {
 		recReplicas, recRes, haveRec = int32(fallback.Replicas), Resources{CPU: fallback.CPU, Memory: fallback.Memory}, true
 	}
-	if haveRec {
+	switch {
+	case withheld:
+		w := m.Status.Recommendation.Withheld
+		r.cfg.metrics.withheld.WithLabelValues(w.Reason).Inc()
+		r.setCondition(m, v1alpha1.ConditionRecommendationProvided, false, w.Reason,
+			fmt.Sprintf("recommender %q withheld its recommendation (%s); acting on hpa+vpa for this step", pol.Recommender, w.Message))
+		agentActs = false // bounds and in-place rules of the fallback
+	case haveRec:
 		who := pol.Recommender
 		if !agentActs {
 			who = "hpa+vpa"
@@ -396,6 +461,24 @@ func (r *Reconciler) defaultRecommendation(rec *mpa.MPA, a recommender.Allocatio
 		ContainerRecommendations: []v1alpha1.RecommendedContainerResources{cr}}
 }
 
+// sameRecommendation says whether a and b recommend the same, whenever
+// they were made (a recommendation's time moves only when it changes, as
+// upstream VPA writes its recommendation only when it changed).
+func sameRecommendation(a, b *v1alpha1.RecommendedPodResources) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	a, b = a.DeepCopy(), b.DeepCopy()
+	a.Time, b.Time = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// withheld says whether rec is a fresh withheld marker of an external
+// recommender.
+func (r *Reconciler) withheld(rec *v1alpha1.RecommendedPodResources, now time.Time) bool {
+	return rec != nil && rec.Withheld != nil && rec.Time != nil && now.Sub(rec.Time.Time) <= time.Duration(r.cfg.maxRecAge)*r.cfg.step
+}
+
 // externalRecommendation reads what an external recommender wrote; stale
 // or absent recommendations are not used.
 func (r *Reconciler) externalRecommendation(m *v1alpha1.MultidimPodAutoscaler, container string, cur Resources, now time.Time) (int32, Resources, bool) {
@@ -415,41 +498,44 @@ func (r *Reconciler) externalRecommendation(m *v1alpha1.MultidimPodAutoscaler, c
 // completes, and at the end of an episode advances the lifecycle.
 func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, st *mpaState, reward float64, now time.Time) error {
 	ag := m.Status.Agent
-	ag.LastStepReward = &reward
 	r.cfg.metrics.reward.WithLabelValues(m.Namespace, m.Name).Set(reward)
 	if st.prevState == nil || r.store == nil {
 		return nil
 	}
 	app := m.Namespace + "/" + m.Name
-	done := int(ag.Step)+1 >= pol.Agent.EpisodeLength
-	s := trajectory.Step{App: app, Episode: ag.Episode, T: int(ag.Step), Time: now, State: st.prevState,
+	if !st.resumed {
+		r.resume(ctx, app, st, ag, pol.Agent.EpisodeLength, now)
+	}
+	done := st.t+1 >= pol.Agent.EpisodeLength
+	s := trajectory.Step{App: app, Episode: st.episode, T: st.t, Time: now, State: st.prevState,
 		Action: st.prevAction, Reward: reward, Done: done, Stage: string(ag.Stage)}
 	err := r.store.Append(ctx, s)
 	if errors.Is(err, trajectory.ErrInvalid) {
-		// The store disagrees with status.agent about where the episode
-		// stands: steps buffered before a crash never became durable, or
-		// a status write failed after an append. The episode is abandoned
-		// (it stays incomplete in the store, outside every episode
-		// statistic) and the next one starts with this step, instead of
-		// every later step being refused.
-		r.cfg.log.Warn("trajectory store out of step with the MPA's status; starting a new episode",
-			"mpa", app, "episode", ag.Episode, "step", ag.Step, "err", err)
-		ag.Episode++
-		ag.Step, ag.EpisodeReward = 0, 0
+		// The store disagrees about where the episode stands: steps
+		// buffered before a crash never became durable, or the store
+		// could not be read at the restart. The episode is abandoned (it
+		// stays incomplete in the store, outside every episode statistic)
+		// and the next one starts with this step, instead of every later
+		// step being refused.
+		r.cfg.log.Warn("trajectory store out of step with the controller; starting a new episode",
+			"mpa", app, "episode", st.episode, "step", st.t, "err", err)
+		st.episode++
+		st.t, st.episodeReward = 0, 0
 		done = pol.Agent.EpisodeLength <= 1
-		s.Episode, s.T, s.Done = ag.Episode, 0, done
+		s.Episode, s.T, s.Done = st.episode, 0, done
 		err = r.store.Append(ctx, s)
 	}
 	if err != nil {
-		return fmt.Errorf("trajectory %s episode %d step %d: %w", app, ag.Episode, ag.Step, err)
+		return fmt.Errorf("trajectory %s episode %d step %d: %w", app, st.episode, st.t, err)
 	}
-	ag.EpisodeReward += reward
-	ag.Step++
+	st.episodeReward += reward
+	st.t++
 	if !done {
 		return nil
 	}
-	ag.Episode++
-	ag.Step, ag.EpisodeReward = 0, 0
+	st.episode++
+	st.t, st.episodeReward = 0, 0
+	ag.Episode = st.episode
 	eps, err := r.store.RecentEpisodes(ctx, app, pol.Agent.Thresholds.Window)
 	if err != nil {
 		return fmt.Errorf("recent episodes of %s: %w", app, err)
@@ -465,6 +551,44 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 		r.setStage(m, next, *pol.Agent, rewards, now)
 	}
 	return nil
+}
+
+// resume restores where the MPA's episode stands after a (re)start from
+// the trajectory store: the episode in status.agent (written when an
+// episode ends), continued at the step after the last one recorded if the
+// store holds that episode unfinished, else the next episode. A store that
+// cannot be read leaves status's episode at step 0; Append then refuses
+// the step if the store has it, and record starts the next episode.
+func (r *Reconciler) resume(ctx context.Context, app string, st *mpaState, ag *v1alpha1.AgentStatus, episodeLen int, now time.Time) {
+	st.resumed = true
+	st.episode, st.t, st.episodeReward = ag.Episode, 0, 0
+	window := time.Duration(episodeLen+2) * r.cfg.step
+	trs, err := r.store.Range(ctx, app, now.Add(-window), now)
+	if err != nil {
+		r.cfg.log.Warn("where the episode stands could not be read from the trajectory store", "mpa", app, "err", err)
+		return
+	}
+	if len(trs) == 0 {
+		return
+	}
+	last := trs[len(trs)-1]
+	if last.Episode.Episode < ag.Episode || len(last.Steps) == 0 {
+		return
+	}
+	end := last.Steps[len(last.Steps)-1]
+	if end.Done {
+		st.episode = last.Episode.Episode + 1
+		return
+	}
+	st.episode, st.t = last.Episode.Episode, end.T+1
+	for _, s := range last.Steps {
+		st.episodeReward += s.Reward
+	}
+	if last.Steps[0].T != 0 {
+		// The episode began before the window: its earlier steps are
+		// too far back to continue it; start the next one.
+		st.episode, st.t, st.episodeReward = last.Episode.Episode+1, 0, 0
+	}
 }
 
 // setStage moves the agent to stage s and says so three ways: an Event, the
@@ -676,6 +800,13 @@ func (r *Reconciler) event(m *v1alpha1.MultidimPodAutoscaler, typ, reason, msg s
 // patchStatus writes the status fields this step changed (a merge patch,
 // so an external recommender's writes to other fields survive).
 func (r *Reconciler) patchStatus(ctx context.Context, orig, m *v1alpha1.MultidimPodAutoscaler) error {
+	if equality.Semantic.DeepEqual(orig.Status, m.Status) {
+		// Written only when it changed (upstream HPA's
+		// updateStatusIfNeeded).
+		r.cfg.metrics.statusWrites.WithLabelValues("unchanged").Inc()
+		return nil
+	}
+	r.cfg.metrics.statusWrites.WithLabelValues("written").Inc()
 	if err := r.c.Status().Patch(ctx, m, client.MergeFrom(orig)); err != nil {
 		r.cfg.metrics.errors.WithLabelValues("status").Inc()
 		if apierrors.IsNotFound(err) {

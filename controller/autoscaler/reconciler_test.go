@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -252,6 +254,43 @@ func TestReconcileExternalRecommender(t *testing.T) {
 	assert.Equal(t, before, w.replicas(t))
 }
 
+func TestReconcileWithheldRecommendation(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+		m.Spec.Agent.Bootstrap = ptr(false)
+		m.Spec.Agent.Actions.MaxReplicaChange = ptr(int32(1))
+	})
+	m := w.step(t)
+	require.Equal(t, v1alpha1.StageOnline, m.Status.Agent.Stage)
+	require.Equal(t, int32(2), w.replicas(t), "no recommendation yet: hold")
+
+	// The agent's action was NaN: it withholds, and HPA+VPA acts for the
+	// step as it would without an agent (6 replicas, not the agent's
+	// one-per-step bound).
+	ts := metav1.NewTime(w.now)
+	m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Recommender: "aware", Time: &ts,
+		Withheld: &v1alpha1.WithheldRecommendation{Reason: "NaNAction", Message: "the actor's replicas output is NaN"}}
+	require.NoError(t, w.c.Status().Update(context.Background(), m))
+	m = w.step(t)
+	c := condition(m, v1alpha1.ConditionRecommendationProvided)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, "NaNAction", c.Reason)
+	assert.Contains(t, c.Message, "the actor's replicas output is NaN")
+	assert.Contains(t, c.Message, "acting on hpa+vpa")
+	assert.Equal(t, int32(6), w.replicas(t), "the fallback acted")
+	require.NotNil(t, m.Status.Recommendation.Withheld, "the recommender's marker is left for it to replace")
+	assert.Equal(t, "aware", m.Status.Recommendation.Recommender)
+
+	// A stale marker no longer hands steps to the fallback: hold.
+	for range 3 {
+		w.step(t)
+	}
+	before := w.replicas(t)
+	m = w.step(t)
+	assert.Equal(t, "NoFreshRecommendation", condition(m, v1alpha1.ConditionRecommendationProvided).Reason)
+	assert.Equal(t, before, w.replicas(t))
+}
+
 func TestReconcileTrajectoriesAndLifecycle(t *testing.T) {
 	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
 		m.Spec.Agent.EpisodeLength = 3
@@ -272,7 +311,6 @@ func TestReconcileTrajectoriesAndLifecycle(t *testing.T) {
 	assert.Equal(t, int32(2), w.replicas(t), "update mode Off changes nothing")
 	ag := m.Status.Agent
 	assert.Equal(t, int64(1), ag.Episode)
-	assert.Equal(t, int32(0), ag.Step)
 	assert.Equal(t, v1alpha1.StageOnline, ag.Stage, "mean reward above thresholds.online over the window")
 	c = condition(m, v1alpha1.ConditionAgentServing)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
@@ -403,29 +441,90 @@ func TestReconcileNamesYoungPods(t *testing.T) {
 	assert.Equal(t, []string{"app-2"}, w.young)
 }
 
-func TestReconcileStartsANewEpisodeWhenTheStoreLostSteps(t *testing.T) {
+func TestReconcileResumesEpisodesFromTheStore(t *testing.T) {
 	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
 		mode := v1alpha1.UpdateModeOff
 		m.Spec.UpdatePolicy.UpdateMode = &mode
 	})
 	for range 3 {
+		w.step(t) // the first has no previous action; then T = 0, 1
+	}
+	uid := w.mpa(t).UID
+	episode := func() []trajectory.Trajectory {
+		tr, err := w.store.Range(context.Background(), "ns/app", time.Time{}, w.now.Add(time.Second))
+		require.NoError(t, err)
+		return tr
+	}
+
+	// A restarted controller knows nothing of the episode; the store
+	// does. Its first step has no previous action; the next continues
+	// episode 0 at T = 2.
+	w.r.mu.Lock()
+	w.r.state, w.r.names = map[types.UID]*mpaState{}, map[types.UID]types.NamespacedName{}
+	w.r.mu.Unlock()
+	w.step(t)
+	w.step(t)
+	tr := episode()
+	require.Len(t, tr, 1)
+	assert.Equal(t, []int{0, 1, 2}, stepIndices(tr[0]), "the episode continues where the store left it")
+	assert.Equal(t, int64(0), w.mpa(t).Status.Agent.Episode)
+
+	// The store lost steps the controller counted (a crash while they
+	// were buffered): the episode is abandoned and the next one starts.
+	w.r.mu.Lock()
+	w.r.state[uid].t = 5
+	w.r.mu.Unlock()
+	m := w.step(t)
+	tr = episode()
+	require.Len(t, tr, 2)
+	assert.Len(t, tr[0].Steps, 3, "episode 0 keeps what was stored")
+	assert.Equal(t, int64(1), tr[1].Episode.Episode)
+	assert.Equal(t, []int{0}, stepIndices(tr[1]))
+	assert.Equal(t, int64(0), m.Status.Agent.Episode, "status moves at episode ends only")
+	w.step(t)
+	assert.Equal(t, []int{0, 1}, stepIndices(episode()[1]), "and the next steps record again")
+}
+
+func stepIndices(tr trajectory.Trajectory) []int {
+	out := make([]int, len(tr.Steps))
+	for i, s := range tr.Steps {
+		out[i] = s.T
+	}
+	return out
+}
+
+func TestReconcileWritesStatusOnlyWhenItChanged(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		mode := v1alpha1.UpdateModeOff
+		m.Spec.UpdatePolicy.UpdateMode = &mode
+	})
+	w.met.CPUUsage = 0.6 // 60 % of the limits: HPA keeps 2 replicas
+	writes := w.r.cfg.metrics.statusWrites
+	for range 4 {
 		w.step(t)
 	}
-	// Steps 2 and 3 of episode 0 were in status but never reached the
-	// store (a crash while they were buffered): status says step 4.
-	m := w.mpa(t)
-	require.Equal(t, int32(2), m.Status.Agent.Step)
-	m.Status.Agent.Step = 4
-	require.NoError(t, w.c.Status().Update(context.Background(), m))
-	m = w.step(t)
-	assert.Equal(t, int64(1), m.Status.Agent.Episode, "the episode the store lost steps of is abandoned")
-	assert.Equal(t, int32(1), m.Status.Agent.Step)
-	tr, err := w.store.Range(context.Background(), "ns/app", time.Time{}, w.now.Add(time.Second))
-	require.NoError(t, err)
-	require.Len(t, tr, 2)
-	assert.Len(t, tr[0].Steps, 2, "episode 0 keeps what was stored")
-	assert.Equal(t, int64(1), tr[1].Episode.Episode)
-	assert.Len(t, tr[1].Steps, 1)
-	m = w.step(t)
-	assert.Equal(t, int32(2), m.Status.Agent.Step, "and the next steps record again")
+	written := testutil.ToFloat64(writes.WithLabelValues("written"))
+	rv := w.mpa(t).ResourceVersion
+	for range 5 {
+		w.step(t)
+	}
+	assert.Equal(t, rv, w.mpa(t).ResourceVersion, "nothing changed: no write")
+	assert.Equal(t, written, testutil.ToFloat64(writes.WithLabelValues("written")))
+	assert.InDelta(t, 5, testutil.ToFloat64(writes.WithLabelValues("unchanged")), 4, "at least the last five steps")
+
+	// A change of the recommendation is written, with its new time.
+	w.met.CPUUsage = 2.4
+	m := w.step(t)
+	assert.NotEqual(t, rv, m.ResourceVersion)
+	assert.True(t, m.Status.Recommendation.Time.Time.Equal(w.now), "the recommendation's time is when it changed")
+
+	// Rounds are measured from their start until their last step.
+	assert.Equal(t, uint64(9), histCount(t, w.r.cfg.metrics.round), "each step's round is observed when the next round starts")
+}
+
+func histCount(t *testing.T, h prometheus.Histogram) uint64 {
+	t.Helper()
+	var m dto.Metric
+	require.NoError(t, h.Write(&m))
+	return m.GetHistogram().GetSampleCount()
 }

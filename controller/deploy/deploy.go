@@ -23,6 +23,8 @@ var (
 	controllerRole []byte
 	//go:embed env-rbac/role.yaml
 	envRole []byte
+	//go:embed agents-rbac/role.yaml
+	agentsRole []byte
 )
 
 // CRD is the MultidimPodAutoscaler CRD.
@@ -40,6 +42,10 @@ func ControllerRole() (*rbacv1.ClusterRole, error) { return role(controllerRole,
 // EnvRole is the generated ClusterRole of the cluster environment
 // (aware-env).
 func EnvRole() (*rbacv1.ClusterRole, error) { return role(envRole, "env-rbac/role.yaml") }
+
+// AgentsRole is the generated ClusterRole of the agent runner, `aware
+// agents` (aware-agents).
+func AgentsRole() (*rbacv1.ClusterRole, error) { return role(agentsRole, "agents-rbac/role.yaml") }
 
 func role(data []byte, file string) (*rbacv1.ClusterRole, error) {
 	var r rbacv1.ClusterRole

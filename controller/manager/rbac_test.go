@@ -24,6 +24,7 @@ func TestGeneratedRolesCurrent(t *testing.T) {
 	for _, tc := range []struct{ role, paths, committed string }{
 		{"aware-controller", "{./autoscaler/...,./manager/...,./admission/...}", "../deploy/rbac/role.yaml"},
 		{"aware-env", "./mpaenv/...", "../deploy/env-rbac/role.yaml"},
+		{"aware-agents", "./agents/...", "../deploy/agents-rbac/role.yaml"},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			dir := t.TempDir()

@@ -23,6 +23,8 @@ const (
 	metricActuations      = "aware_controller_actuations_total"
 	metricActuationDelay  = "aware_controller_actuation_delay_seconds"
 	metricRequests        = "rest_client_requests_total"
+	metricLastRound       = "aware_controller_last_round"
+	metricStatusWrites    = "aware_controller_status_writes_total"
 )
 
 // counters are the controller's counters at one moment.
@@ -41,6 +43,11 @@ type counters struct {
 	// delay histogram (decisions it started applying).
 	Actuations              map[string]float64
 	Decisions, DelaySeconds float64
+	// LastRound is the controller's last complete round by field (start
+	// in Unix seconds, seconds, steps): a gauge, not a counter.
+	LastRound map[string]float64
+	// StatusWrites counts steps by whether their status was written.
+	StatusWrites map[string]float64
 }
 
 // since is c minus an earlier c0: what happened in between.
@@ -59,6 +66,7 @@ func (c counters) since(c0 counters) counters {
 		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
 		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
 		Actuations: sub(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
+		LastRound: c.LastRound, StatusWrites: sub(c.StatusWrites, c0.StatusWrites),
 	}
 }
 
@@ -101,7 +109,8 @@ func parseCounters(r io.Reader) (counters, error) {
 	if err != nil {
 		return counters{}, fmt.Errorf("controller metrics: %w", err)
 	}
-	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}, Actuations: map[string]float64{}}
+	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}, Actuations: map[string]float64{},
+		LastRound: map[string]float64{}, StatusWrites: map[string]float64{}}
 	byLabel := func(name, label string, into map[string]float64) {
 		f := fams[name]
 		if f == nil {
@@ -114,6 +123,12 @@ func parseCounters(r io.Reader) (counters, error) {
 	byLabel(metricErrors, "where", c.Errors)
 	byLabel(metricRequests, "method", c.Requests)
 	byLabel(metricActuations, "kind", c.Actuations)
+	byLabel(metricStatusWrites, "result", c.StatusWrites)
+	if f := fams[metricLastRound]; f != nil {
+		for _, m := range f.GetMetric() {
+			c.LastRound[labelValue(m, "field")] = m.GetGauge().GetValue()
+		}
+	}
 	histogram := func(name string, count, sum *float64) {
 		if f := fams[name]; f != nil {
 			for _, m := range f.GetMetric() {

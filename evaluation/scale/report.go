@@ -148,6 +148,9 @@ func WriteTable(w io.Writer, r Result) error {
 	for _, c := range checks[:nRounds] {
 		row(c.Figure, c.Measured, c.Target, yes(c.OK))
 	}
+	if p50, p95, longest, n := roundQuantiles(r.Rounds); n > 0 {
+		row(fmt.Sprintf("rounds p50, p95, max (%d reported)", n), fmt.Sprintf("%s, %s, %s", dur(p50), dur(p95), dur(longest)), "≤ "+r.Targets.Round.String(), yes(longest <= r.Targets.Round))
+	}
 	c := checks[nRounds]
 	row(c.Figure, c.Measured, c.Target, yes(c.OK))
 	row("controller CPU, busiest second", fmt.Sprintf("%.3f cores", r.CPUPeak), "-", "-")
@@ -169,12 +172,27 @@ func WriteTable(w io.Writer, r Result) error {
 	return tw.Flush()
 }
 
-func roundMeasured(rd Round) string {
-	s := fmt.Sprintf("%s (p50 %s, p95 %s; %d/%d MPAs", dur(rd.Duration), dur(rd.P50), dur(rd.P95), rd.Arrived, rd.Want)
-	if rd.Deferred > 0 {
-		s += fmt.Sprintf(", %d deferred to a later round", rd.Deferred)
+// roundQuantiles are the p50, p95 and longest duration of the reported
+// rounds, and how many were reported.
+func roundQuantiles(rounds []Round) (p50, p95, longest time.Duration, n int) {
+	var d []time.Duration
+	for _, rd := range rounds {
+		if rd.Reported {
+			d = append(d, rd.Duration)
+		}
 	}
-	return s + fmt.Sprintf(", %d changed beyond time and counters)", rd.Changed)
+	if len(d) == 0 {
+		return 0, 0, 0, 0
+	}
+	slices.Sort(d)
+	return quantile(d, 0.5), quantile(d, 0.95), d[len(d)-1], len(d)
+}
+
+func roundMeasured(rd Round) string {
+	if !rd.Reported {
+		return "not reported (the controller finished no later round in time)"
+	}
+	return fmt.Sprintf("%s (%d/%d MPA steps; status written %d, unchanged %d)", dur(rd.Duration), rd.Steps, rd.Want, rd.Written, rd.Unchanged)
 }
 
 func yes(ok bool) string {

@@ -23,8 +23,9 @@ func sampleResult() Result {
 		Setup:          Setup{Cluster: 9870 * time.Millisecond, Objects: 21340 * time.Millisecond, Pods: 76020 * time.Millisecond, Warmup: 47500 * time.Millisecond},
 		WithoutMetrics: []string{"app-0007: False MetricsUnavailable: holding the last decision: telemetry: no data"},
 		Rounds: []Round{
-			{Start: T, Arrived: 1000, Want: 1000, Complete: true, Duration: 3210 * time.Millisecond, P50: 1100 * time.Millisecond, P95: 2900 * time.Millisecond},
-			{Start: T.Add(15 * time.Second), Arrived: 990, Want: 1000, Deferred: 5, Changed: 240, Duration: 29900 * time.Millisecond, P50: 1200 * time.Millisecond, P95: 3 * time.Second},
+			{Start: T, Steps: 1000, Want: 1000, Complete: true, Reported: true, Duration: 3210 * time.Millisecond, Written: 412, Unchanged: 588},
+			{Start: T.Add(15 * time.Second), Steps: 990, Want: 1000, Reported: true, Duration: 29900 * time.Millisecond, Written: 240, Unchanged: 750},
+			{Start: T.Add(30 * time.Second), Want: 1000},
 		},
 		Window: 30*time.Second + 200*time.Millisecond, CPU: 0.2134, CPUPeak: 0.98,
 		HostCPU: 1.83, HostCores: 2,
@@ -58,12 +59,13 @@ func TestChecks(t *testing.T) {
 		missed []string
 	}{
 		{name: "all met", edit: func(r *Result) { r.Rounds = r.Rounds[:1] }},
-		{name: "an incomplete round", edit: func(*Result) {},
-			missed: []string{"round 2 (T=12:00:30), last MPA: 29.9s (p50 1.2s, p95 3s; 990/1000 MPAs, 5 deferred to a later round, 240 changed beyond time and counters), target ≤ 15s"}},
+		{name: "an incomplete round and one not reported", edit: func(*Result) {},
+			missed: []string{"round 2 (T=12:00:30), last MPA: 29.9s (990/1000 MPA steps; status written 240, unchanged 750), target ≤ 15s",
+				"round 3 (T=12:00:45), last MPA: not reported (the controller finished no later round in time), target ≤ 15s"}},
 		{name: "a complete round over its target", edit: func(r *Result) {
 			r.Rounds = r.Rounds[:1]
 			r.Rounds[0].Duration = 15*time.Second + time.Millisecond
-		}, missed: []string{"round 1 (T=12:00:15), last MPA: 15s (p50 1.1s, p95 2.9s; 1000/1000 MPAs, 0 changed beyond time and counters), target ≤ 15s"}},
+		}, missed: []string{"round 1 (T=12:00:15), last MPA: 15s (1000/1000 MPA steps; status written 412, unchanged 588), target ≤ 15s"}},
 		{name: "no rounds", edit: func(r *Result) { r.Rounds = nil }, missed: []string{"rounds: none measured, target ≤ 15s"}},
 		{name: "CPU, RSS and errors", edit: func(r *Result) {
 			r.Rounds = r.Rounds[:1]

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -64,9 +63,6 @@ const (
 const (
 	// MetricsFile is the controller's /metrics at the end of the window.
 	MetricsFile = "controller-metrics.txt"
-	// ArrivalsFile lists every recommendation seen around the window:
-	// mpa, its time, the arrival time (RFC 3339, UTC).
-	ArrivalsFile = "arrivals.csv"
 )
 
 // Run runs the benchmark described by cfg: it sets everything up in
@@ -266,9 +262,8 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 
-	// The watch that stamps each MPA's new recommendations.
-	tr := newTracker()
-	mpas, err := b.watchMPAs(ctx, rc, admin.Scheme(), tr)
+	// A cache of the MPAs, to see the warm-up through.
+	mpas, err := b.watchMPAs(ctx, rc, admin.Scheme())
 	if err != nil {
 		return res, err
 	}
@@ -332,7 +327,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	res.Setup.Warmup = time.Since(ctlStart)
 	log.Info("bench: warmed up", "in", res.Setup.Warmup.Round(time.Millisecond))
 
-	if err := b.measure(ctx, &res, tr, keys, metricsURL); err != nil {
+	if err := b.measure(ctx, &res, len(keys), metricsURL); err != nil {
 		return res, err
 	}
 	ps, err := podStates(ctx, admin, Namespace)
@@ -398,10 +393,9 @@ func (b *bench) startTwinAndPrometheus(ctx context.Context, rc *rest.Config, sim
 	return prom.URL(), nil
 }
 
-// watchMPAs starts an informer on the benchmark's MPAs that stamps the
-// local arrival time of each new recommendation into tr, and returns its
-// cache (a reader of the MPAs).
-func (b *bench) watchMPAs(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, tr *tracker) (client.Reader, error) {
+// watchMPAs starts a cache of the benchmark's MPAs and returns it (a
+// reader of the MPAs).
+func (b *bench) watchMPAs(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme) (client.Reader, error) {
 	c, err := cache.New(rc, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{Namespace: {}}})
 	if err != nil {
 		return nil, fmt.Errorf("scale: MPA cache: %w", err)
@@ -413,22 +407,7 @@ func (b *bench) watchMPAs(ctx context.Context, rc *rest.Config, scheme *runtime.
 		stop()
 		return <-done
 	})
-	inf, err := c.GetInformer(ctx, &v1alpha1.MultidimPodAutoscaler{})
-	if err != nil {
-		return nil, fmt.Errorf("scale: MPA informer: %w", err)
-	}
-	seen := func(obj any) {
-		at := time.Now()
-		m, ok := obj.(*v1alpha1.MultidimPodAutoscaler)
-		if !ok || m.Status.Recommendation == nil || m.Status.Recommendation.Time == nil {
-			return
-		}
-		tr.observe(m.Namespace+"/"+m.Name, m.Status.Recommendation.Time.Time, at, statusFingerprint(&m.Status))
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { seen(obj) },
-		UpdateFunc: func(_, obj any) { seen(obj) },
-	}); err != nil {
+	if _, err := c.GetInformer(ctx, &v1alpha1.MultidimPodAutoscaler{}); err != nil {
 		return nil, fmt.Errorf("scale: MPA informer: %w", err)
 	}
 	if !c.WaitForCacheSync(ctx) {
@@ -476,9 +455,9 @@ func mpaMetrics(ctx context.Context, r client.Reader, quote int) (withRec, withM
 }
 
 // measure measures cfg.Rounds rounds from the next step boundary: each
-// round's arrivals, the controller's CPU and RSS over the window and its
-// counters' increase.
-func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []string, metricsURL string) error {
+// round as the controller reports it (duration, steps, status writes), the
+// controller's CPU and RSS over the window and its counters' increase.
+func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL string) error {
 	cfg, pid := b.cfg, b.ctl.Pid()
 	hc := &http.Client{Timeout: 10 * time.Second}
 	t0 := time.Now().Truncate(cfg.Step).Add(cfg.Step)
@@ -492,11 +471,18 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 
 	for k := range cfg.Rounds {
 		T := t0.Add(time.Duration(k) * cfg.Step)
-		deadline := T.Add(2 * cfg.Step)
-		var rd Round
+		// The controller reports round T when a step of a later round
+		// finishes; a controller that has not by T + 3 steps is stuck.
+		deadline := T.Add(3 * cfg.Step)
+		rd := Round{Start: T, Want: want}
 		for {
-			rd = tr.round(T, deadline, cfg.Step, keys)
-			if rd.Complete || time.Now().After(deadline) {
+			if c, _, err := scrapeCounters(ctx, hc, metricsURL); err == nil {
+				var ok bool
+				if rd, ok = roundOf(T, want, c); ok {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
 				break
 			}
 			if err := b.healthy(); err != nil {
@@ -506,12 +492,9 @@ func (b *bench) measure(ctx context.Context, res *Result, tr *tracker, keys []st
 				return err
 			}
 		}
-		b.log.Info("bench: round", "n", k+1, "T", T.Format(time.TimeOnly), "complete", rd.Complete,
-			"arrived", rd.Arrived, "deferred", rd.Deferred, "changed", rd.Changed, "duration", rd.Duration, "p50", rd.P50, "p95", rd.P95)
+		b.log.Info("bench: round", "n", k+1, "T", T.Format(time.TimeOnly), "reported", rd.Reported, "complete", rd.Complete,
+			"steps", rd.Steps, "duration", rd.Duration, "written", rd.Written, "unchanged", rd.Unchanged)
 		res.Rounds = append(res.Rounds, rd)
-	}
-	if err := tr.writeCSV(filepath.Join(b.dir, ArrivalsFile), keys, t0.Add(-cfg.Step), t0.Add(time.Duration(cfg.Rounds+1)*cfg.Step)); err != nil {
-		return err
 	}
 
 	end := t0.Add(time.Duration(cfg.Rounds) * cfg.Step)

@@ -123,19 +123,16 @@ func generatedMPAs(b *testing.B, n int) []*v1alpha1.MultidimPodAutoscaler {
 }
 
 // controllerStatus is a status as the controller writes it with the
-// built-in recommender and an agent profile: the recommendation with the
-// VPA's bounds, five conditions and the agent's counters, changed at every
-// step as the controller changes them.
+// built-in recommender and an agent profile when it changed: the
+// recommendation with the VPA's bounds, five conditions and the agent's
+// stage and episode.
 func controllerStatus(i int, at time.Time) v1alpha1.MultidimPodAutoscalerStatus {
 	s := recommendationOnly(i, at)
-	step := int32(at.Unix()/15) % 100
-	reward := 1 + float64(step)/100
 	s.Recommendation.ContainerRecommendations[0].LowerBound = resources(i+100, 300)
 	s.Recommendation.ContainerRecommendations[0].UpperBound = resources(i+900, 900)
 	s.Recommendation.ContainerRecommendations[0].UncappedTarget = resources(i+500, 500)
 	s.ObservedGeneration, s.CurrentReplicas, s.DesiredReplicas = 1, 2, 2
-	s.Agent = &v1alpha1.AgentStatus{Stage: v1alpha1.StageOffline, StageTime: &metav1.Time{Time: at.Add(-time.Hour)},
-		Step: step, EpisodeReward: reward * float64(step), LastStepReward: &reward}
+	s.Agent = &v1alpha1.AgentStatus{Stage: v1alpha1.StageOffline, StageTime: &metav1.Time{Time: at.Add(-time.Hour)}, Episode: at.Unix() / 1500}
 	cond := func(typ, reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: 1,
 			LastTransitionTime: metav1.Time{Time: at.Add(-time.Hour)}}

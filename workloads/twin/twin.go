@@ -283,6 +283,24 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// Inject applies instability scenario s (paper §2.3: a payload change or a
+// load step) to application app from its next tick on, as
+// sim.Cluster.Inject does in the simulator. The change stays until the
+// twin is rebuilt.
+func (t *Twin) Inject(app string, s sim.Scenario) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i, ok := t.byName[app]
+	if !ok {
+		return fmt.Errorf("twin: inject %s: unknown application %q", s, app)
+	}
+	if err := t.apps[i].cl.Inject(0, s); err != nil {
+		return fmt.Errorf("twin: %w", err)
+	}
+	t.log.Info("twin: scenario injected", "app", app, "scenario", s.String())
+	return nil
+}
+
 // Run serves the metrics on the configured address (if any), starts the
 // informers and ticks every configured interval until ctx ends, when it
 // returns nil.

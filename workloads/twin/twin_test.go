@@ -603,3 +603,23 @@ func TestRunFailsOnBusyAddress(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "metrics address")
 }
+
+// TestInject checks that an injected load step reaches the application's
+// simulation from the next tick on, and that an unknown application is
+// named in the error.
+func TestInject(t *testing.T) {
+	client := fake.NewClientset(deployment("a", "a"), pod("a", "a-1"), pod("a", "a-2"))
+	tw, clk := startTwin(t, client, []sim.App{testApp("a", 20)})
+	ctx := t.Context()
+	require.NoError(t, tw.Tick(ctx))
+	before := tw.Status()[0].Metrics.ArrivalRate
+	require.NoError(t, tw.Inject("a", sim.LoadHigh))
+	clk.advance(time.Second)
+	require.NoError(t, tw.Tick(ctx))
+	after := tw.Status()[0].Metrics.ArrivalRate
+	assert.Greater(t, after, 2.5*before, "load ×4 (the shape moves by at most 1.5×): %g → %g", before, after)
+
+	err := tw.Inject("b", sim.LoadHigh)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown application "b"`)
+}

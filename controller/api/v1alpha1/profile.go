@@ -149,23 +149,20 @@ type AgentStatus struct {
 	// StageTime is when the stage last changed.
 	// +optional
 	StageTime *metav1.Time `json:"stageTime,omitempty"`
-	// Episode is the current episode number; Step the step within it.
+	// Episode is the current episode number, written when an episode
+	// ends. The step within the episode and the rewards of single steps
+	// are not status: a status write per MPA per step cost the API server
+	// more than the controller's whole round (see
+	// aware_controller_step_reward for the last step's reward); the
+	// controller restores them from the trajectory store after a restart.
 	// +optional
 	Episode int64 `json:"episode,omitempty"`
-	// +optional
-	Step int32 `json:"step,omitempty"`
-	// EpisodeReward is the reward accumulated in the current episode.
-	// +optional
-	EpisodeReward float64 `json:"episodeReward,omitempty"`
 	// RecentReward is the mean reward of the last thresholds.window
 	// complete episodes, RecentRewardStdDev their standard deviation.
 	// +optional
 	RecentReward *float64 `json:"recentReward,omitempty"`
 	// +optional
 	RecentRewardStdDev *float64 `json:"recentRewardStdDev,omitempty"`
-	// LastStepReward is the reward of the last step.
-	// +optional
-	LastStepReward *float64 `json:"lastStepReward,omitempty"`
 }
 
 // DefaultAgentProfile returns a profile with every default and no SLO.

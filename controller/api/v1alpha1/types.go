@@ -257,6 +257,27 @@ type RecommendedPodResources struct {
 	// +listType=map
 	// +listMapKey=containerName
 	ContainerRecommendations []RecommendedContainerResources `json:"containerRecommendations,omitempty"`
+	// Withheld, set by an external recommender instead of a recommendation,
+	// says that it has none for this step and why (its agent's action or
+	// reward was not a number, its checkpoint could not be read): while it
+	// is fresh the controller acts on its built-in HPA+VPA recommendation
+	// and reports the reason in the RecommendationProvided condition.
+	// +optional
+	Withheld *WithheldRecommendation `json:"withheld,omitempty"`
+}
+
+// WithheldRecommendation is why an external recommender has no
+// recommendation for a step.
+type WithheldRecommendation struct {
+	// Reason is the cause in CamelCase, e.g. NaNAction.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9]*$`
+	Reason string `json:"reason"`
+	// Message says what happened in words.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // RecommendedContainerResources is the recommendation for one container.

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aware-autoscaler/aware/controller/agents"
+)
+
+type agentsFlags struct {
+	kubeconfig string
+	cfg        agents.Config
+	name       string
+	step       time.Duration
+	trainers   int
+	updates    int
+	offline    int
+	seed       uint64
+	qps        float32
+	burst      int
+}
+
+func newAgentsCmd() *cobra.Command {
+	var fl agentsFlags
+	cmd := &cobra.Command{
+		Use:   "agents",
+		Short: "Run the AWARE recommender: one RL agent per MPA that names it in spec.recommenders",
+		Long: `Runs the agent runner against the cluster of --kubeconfig (or in-cluster config), beside the
+controller: every MPA whose spec.recommenders names --name (default aware) gets an agent
+(BCQ when the MPA bootstraps, else DDPG) that acts as its external recommender through
+status.recommendation, in the stage the controller keeps in status.agent: OFFLINE trains it
+from the controller's trajectory records of HPA+VPA alone; ONLINE explores and trains;
+SERVING acts with the frozen policy. Agents are checkpointed (weights and optimiser state)
+in --dir/checkpoints after every episode and stage change and resume from there after a
+restart. Training runs in --trainers slots, off the acting path. The records are read from
+the controller's InfluxDB store (--influx-url): the embedded store belongs to the controller
+process. Its own metrics are on --metrics-addr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAgents(cmd.Context(), fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG, then in-cluster)")
+	f.StringVar(&fl.cfg.Namespace, "namespace", "", "serve one namespace only (default all)")
+	f.StringVar(&fl.name, "name", agents.DefaultName, "recommender name the runner serves")
+	f.DurationVar(&fl.step, "step", 15*time.Second, "the controller's step interval (its --step)")
+	f.IntVar(&fl.trainers, "trainers", 1, "agents training at once (its CPU share in cores)")
+	f.IntVar(&fl.updates, "updates", 1, "training updates per acting step in ONLINE")
+	f.IntVar(&fl.offline, "offline-updates", 2, "training updates per recorded transition in OFFLINE")
+	f.Uint64Var(&fl.seed, "seed", 1, "seed of every agent's weights and noise (with its MPA's UID)")
+	f.StringVar(&fl.cfg.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
+	f.StringVar(&fl.cfg.InfluxURL, "influx-url", "", "the controller's InfluxDB 1.x trajectory store (required)")
+	f.StringVar(&fl.cfg.InfluxDB, "influx-db", "aware", "InfluxDB database")
+	f.StringVar(&fl.cfg.Dir, "dir", "out/agents", "checkpoints (DIR/checkpoints) and the store's spool")
+	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8082", `address of /metrics ("0" disables)`)
+	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8083", `address of /healthz and /readyz ("0" disables)`)
+	f.Float32Var(&fl.qps, "kube-api-qps", 100, "client QPS to the API server")
+	f.IntVar(&fl.burst, "kube-api-burst", 200, "client burst to the API server")
+	return cmd
+}
+
+func runAgents(ctx context.Context, fl agentsFlags) error {
+	var errs []error
+	if fl.trainers < 1 {
+		errs = append(errs, fmt.Errorf("--trainers %d: must be positive", fl.trainers))
+	}
+	if fl.updates < 0 || fl.offline < 0 {
+		errs = append(errs, fmt.Errorf("--updates %d, --offline-updates %d: must not be negative", fl.updates, fl.offline))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	rc, err := loadRESTConfig(fl.kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst = fl.qps, fl.burst
+	fl.cfg.REST = rc
+	fl.cfg.Log = slog.Default()
+	fl.cfg.Options = []agents.Option{agents.WithName(fl.name), agents.WithStep(fl.step), agents.WithTrainers(fl.trainers),
+		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed)}
+	return agents.Run(ctx, fl.cfg)
+}

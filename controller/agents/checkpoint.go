@@ -1,0 +1,90 @@
+package agents
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Checkpoint files in an agent's folder.
+const (
+	agentFile = "agent.ckpt" // the agent's weights and optimiser state (its own Save)
+	stateFile = "state.json" // State, written after agentFile
+)
+
+// State is what the runner keeps of one MPA's agent besides its weights,
+// written beside them after every save.
+type State struct {
+	UID string `json:"uid"` // the MPA's UID (folders are per UID: a re-created MPA starts afresh)
+	MPA string `json:"mpa"` // namespace/name
+	// Stage and Episode are the MPA's status.agent stage and episode when
+	// saved.
+	Stage   string `json:"stage"`
+	Episode int64  `json:"episode"`
+	// Episodes and Steps count the runner's own acting episodes and steps;
+	// Updates is the agent's training-update count (restored with its
+	// weights: a runner that lost the weights would count from zero).
+	Episodes int `json:"episodes"`
+	Steps    int `json:"steps"`
+	Updates  int `json:"updates"`
+	// RecordsUntil: the OFFLINE records before this time were trained on.
+	RecordsUntil time.Time `json:"recordsUntil"`
+	Saved        time.Time `json:"saved"`
+}
+
+// ReadState reads the State in an agent's checkpoint folder; the error
+// matches fs.ErrNotExist when there is none.
+func ReadState(dir string) (State, error) {
+	var st State
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
+	}
+	return st, nil
+}
+
+// writeState writes st to dir atomically (a temporary file renamed over
+// the old one, both synced).
+func writeState(dir string, st State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, stateFile)
+	f, err := os.CreateTemp(dir, stateFile+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// quarantine moves an unreadable checkpoint folder aside (nothing is
+// deleted) and returns where it went.
+func quarantine(dir string, now time.Time) (string, error) {
+	to := fmt.Sprintf("%s.unreadable-%d", dir, now.UnixNano())
+	if err := os.Rename(dir, to); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("moving the unreadable checkpoint %s aside: %w", dir, err)
+	}
+	return to, nil
+}

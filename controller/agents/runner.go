@@ -1,0 +1,291 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/bootstrap"
+	"github.com/aware-autoscaler/aware/controller/mpaenv"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
+)
+
+// +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// DefaultName is the recommender name the runner answers to.
+const DefaultName = "aware"
+
+// Factory returns a fresh agent for an MPA's stateDim-wide states and
+// actionDim-wide normalised actions, with weights and noise drawn from
+// seed; boot says the MPA bootstraps, so the agent first learns from the
+// fallback's records alone.
+type Factory func(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error)
+
+// DefaultFactory is BCQ (controller/bootstrap, its defaults) for an MPA
+// that bootstraps, else DDPG with Gaussian exploration σ = 0.05 (the
+// project's meta-training and adaptation default: FIRM's 0.2 explores into
+// OOM kills in the linear action box, see cmd/aware's metaNoise).
+func DefaultFactory(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error) {
+	rnd := rand.New(rand.NewPCG(seed, 0xA6E75))
+	if boot {
+		return bootstrap.New(stateDim, actionDim, rnd)
+	}
+	return ddpg.New(stateDim, actionDim, rnd, ddpg.WithGaussianNoise(0.05))
+}
+
+type config struct {
+	name           string
+	step           time.Duration
+	trainers       int
+	updates        int
+	offlineUpdates int
+	factory        Factory
+	seed           uint64
+	log            *slog.Logger
+	recorder       record.EventRecorder
+	reg            prometheus.Registerer
+	envOpts        []mpaenv.Option
+}
+
+// Option configures a Runner.
+type Option func(*config)
+
+// WithName sets the recommender name the runner serves (default "aware").
+func WithName(n string) Option { return func(c *config) { c.name = n } }
+
+// WithStep sets the controller's step interval (its --step; default 15 s).
+func WithStep(d time.Duration) Option { return func(c *config) { c.step = d } }
+
+// WithTrainers bounds how many agents train at once (default 1: training
+// takes at most one core).
+func WithTrainers(n int) Option { return func(c *config) { c.trainers = n } }
+
+// WithUpdates sets the training updates per acting step in ONLINE
+// (default 1) and per recorded transition in OFFLINE (default 2).
+func WithUpdates(online, offline int) Option {
+	return func(c *config) { c.updates, c.offlineUpdates = online, offline }
+}
+
+// WithFactory sets how agents are made (default DefaultFactory).
+func WithFactory(f Factory) Option { return func(c *config) { c.factory = f } }
+
+// WithSeed sets the seed every agent's seed is derived from (with its
+// MPA's UID).
+func WithSeed(s uint64) Option { return func(c *config) { c.seed = s } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithRecorder sets the event recorder (default: events dropped).
+func WithRecorder(r record.EventRecorder) Option { return func(c *config) { c.recorder = r } }
+
+// WithRegisterer registers the runner's metrics (default: not registered).
+func WithRegisterer(r prometheus.Registerer) Option { return func(c *config) { c.reg = r } }
+
+// WithEnvOptions passes options to each agent's mpaenv environment
+// (WithStep is passed already).
+func WithEnvOptions(opts ...mpaenv.Option) Option {
+	return func(c *config) { c.envOpts = append(c.envOpts, opts...) }
+}
+
+// Runner hosts one agent per MPA that names it.
+type Runner struct {
+	c     client.Client
+	obs   autoscaler.Observer
+	store trajectory.Store
+	dir   string
+	cfg   config
+	met   *metrics
+	pool  chan struct{}
+
+	mu      sync.Mutex
+	workers map[types.UID]*worker
+}
+
+// New returns a Runner. c reads MPAs, their targets and pods (a manager's
+// cached client) and patches MPA status; obs observes the targets as the
+// controller does; store holds the controller's trajectory records (read
+// only); dir holds the agents' checkpoints, one folder per MPA.
+func New(c client.Client, obs autoscaler.Observer, store trajectory.Store, dir string, opts ...Option) (*Runner, error) {
+	cfg := config{name: DefaultName, step: 15 * time.Second, trainers: 1, updates: 1, offlineUpdates: 2,
+		factory: DefaultFactory, seed: 1, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var errs []error
+	if c == nil || obs == nil || store == nil {
+		errs = append(errs, errors.New("a client, an observer and a trajectory store are required"))
+	}
+	if dir == "" {
+		errs = append(errs, errors.New("a checkpoint directory is required"))
+	}
+	if cfg.name == "" {
+		errs = append(errs, errors.New("the recommender name is empty"))
+	}
+	if cfg.step < time.Second {
+		errs = append(errs, fmt.Errorf("step %v is below 1s", cfg.step))
+	}
+	if cfg.trainers < 1 || cfg.updates < 0 || cfg.offlineUpdates < 0 {
+		errs = append(errs, fmt.Errorf("trainers %d must be positive and updates %d, %d not negative", cfg.trainers, cfg.updates, cfg.offlineUpdates))
+	}
+	if cfg.factory == nil {
+		errs = append(errs, errors.New("nil agent factory"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	if cfg.recorder == nil {
+		cfg.recorder = &record.FakeRecorder{}
+	}
+	cfg.envOpts = append([]mpaenv.Option{mpaenv.WithStep(cfg.step), mpaenv.WithLogger(cfg.log)}, cfg.envOpts...)
+	return &Runner{c: c, obs: obs, store: store, dir: dir, cfg: cfg, met: newMetrics(cfg.reg),
+		pool: make(chan struct{}, cfg.trainers), workers: map[types.UID]*worker{}}, nil
+}
+
+// Start runs the runner until ctx ends (a controller-runtime Runnable): once
+// per step it starts an agent for every MPA that names the runner's
+// recommender and stops the agents of MPAs that are gone or name another.
+func (r *Runner) Start(ctx context.Context) error {
+	defer r.stopAll()
+	for {
+		if err := r.sync(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.log.Warn("agents: listing MPAs", "err", err)
+		}
+		if err := sleep(ctx, r.cfg.step); err != nil {
+			return nil
+		}
+	}
+}
+
+// NeedLeaderElection: one runner per set of MPAs (sharding is future work).
+func (r *Runner) NeedLeaderElection() bool { return false }
+
+func (r *Runner) sync(ctx context.Context) error {
+	var list v1alpha1.MultidimPodAutoscalerList
+	if err := r.c.List(ctx, &list); err != nil {
+		return err
+	}
+	seen := map[types.UID]bool{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range list.Items {
+		m := &list.Items[i]
+		pol, err := autoscaler.PolicyOf(m)
+		if err != nil || !pol.External() || pol.Recommender != r.cfg.name {
+			continue
+		}
+		seen[m.UID] = true
+		if _, ok := r.workers[m.UID]; ok {
+			continue
+		}
+		w := r.newWorker(m)
+		wctx, cancel := context.WithCancel(ctx)
+		w.cancel = cancel
+		r.workers[m.UID] = w
+		r.met.agents.Inc()
+		go func() {
+			defer close(w.done)
+			w.run(wctx)
+		}()
+	}
+	for uid, w := range r.workers {
+		if !seen[uid] {
+			w.cancel()
+			<-w.done
+			delete(r.workers, uid)
+			r.met.agents.Dec()
+		}
+	}
+	return nil
+}
+
+func (r *Runner) stopAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for uid, w := range r.workers {
+		w.cancel()
+		<-w.done
+		delete(r.workers, uid)
+		r.met.agents.Dec()
+	}
+}
+
+func (r *Runner) newWorker(m *v1alpha1.MultidimPodAutoscaler) *worker {
+	key := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(m.UID))
+	return &worker{
+		r: r, key: key, uid: m.UID, app: m.Namespace + "/" + m.Name,
+		dir:  filepath.Join(r.dir, m.Namespace, m.Name+"-"+string(m.UID)),
+		seed: r.cfg.seed ^ h.Sum64(),
+		log:  r.cfg.log.With("mpa", key.String()),
+		done: make(chan struct{}),
+	}
+}
+
+// sleep waits d or until ctx ends (then its error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+type metrics struct {
+	agents      prometheus.Gauge
+	steps       *prometheus.CounterVec
+	updates     *prometheus.CounterVec
+	episodes    prometheus.Counter
+	checkpoints prometheus.Counter
+	resumes     prometheus.Counter
+	withheld    *prometheus.CounterVec
+	errors      prometheus.Counter
+	train       prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		agents: prometheus.NewGauge(prometheus.GaugeOpts{Name: "aware_agents_hosted", Help: "Agents hosted (MPAs naming the runner's recommender)."}),
+		steps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_agents_steps_total",
+			Help: "Acting steps, by stage (ONLINE explores and trains, SERVING acts with the frozen policy)."}, []string{"stage"}),
+		updates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_agents_updates_total",
+			Help: "Training updates, by stage (OFFLINE: from the fallback's records)."}, []string{"stage"}),
+		episodes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_agents_episodes_total", Help: "Acting episodes completed."}),
+		checkpoints: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_agents_checkpoints_total", Help: "Agent checkpoints written."}),
+		resumes:     prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_agents_resumed_total", Help: "Agents resumed from a checkpoint."}),
+		withheld: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_agents_withheld_total",
+			Help: "Steps whose recommendation was withheld (HPA+VPA acts), by reason."}, []string{"reason"}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_agents_errors_total", Help: "Failed agent cycles (retried a step later)."}),
+		train: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_agents_training_seconds",
+			Help: "Time holding a training slot, per batch of updates.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.agents, m.steps, m.updates, m.episodes, m.checkpoints, m.resumes, m.withheld, m.errors, m.train)
+	}
+	return m
+}

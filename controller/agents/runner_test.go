@@ -1,0 +1,129 @@
+package agents_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/aware-autoscaler/aware/controller/agents"
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/bootstrap"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
+)
+
+// TestRunnerOffline runs the runner over a fake cluster: it hosts an agent
+// for the MPA that names it and none for the one that does not; the
+// agent's checkpoint is unreadable, so it is moved aside, the step's
+// recommendation withheld with the cause (the controller then acts on
+// HPA+VPA) and a Warning event recorded; the fresh agent trains on the
+// controller's Offline records and is checkpointed.
+func TestRunnerOffline(t *testing.T) {
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	require.NoError(t, v1alpha1.AddToScheme(s))
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	opts := generator.DefaultOptions()
+	opts.Apps = 2
+	apps, err := generator.Generate(opts, prof)
+	require.NoError(t, err)
+	var mpas []client.Object
+	for i, rec := range []string{agents.DefaultName, v1alpha1.DefaultRecommenderName} {
+		objs, err := generator.Build(apps[i], generator.ManifestOptions{Namespace: "ns", Recommender: rec})
+		require.NoError(t, err)
+		m := objs.MPA
+		m.UID = types.UID("uid-" + m.Name)
+		m.Status.Agent = &v1alpha1.AgentStatus{Stage: v1alpha1.StageOffline, Episode: 2}
+		mpas = append(mpas, m)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(mpas...).WithStatusSubresource(&v1alpha1.MultidimPodAutoscaler{}).Build()
+	ours := mpas[0].(*v1alpha1.MultidimPodAutoscaler)
+	pol, err := autoscaler.PolicyOf(ours)
+	require.NoError(t, err)
+	space := gym.ActionSpace(pol.GymBounds())
+
+	// Two episodes of records of HPA+VPA acting, a step (1 s) apart.
+	store := trajectory.NewMemory()
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range 40 {
+		st := make([]float64, gym.StateDim)
+		for j := range st {
+			st[j] = rnd.Float64()
+		}
+		act := []float64{float64(2 + i%3), space.Low[gym.ActCPU] + 0.5, space.High[gym.ActMemory] / 2}
+		require.NoError(t, store.Append(context.Background(), trajectory.Step{App: "ns/" + ours.Name, Episode: int64(i / 20), T: i % 20,
+			Time: t0.Add(time.Duration(i) * time.Second), State: st, Action: act, Reward: 1 + rnd.Float64(), Done: i%20 == 19, Stage: string(v1alpha1.StageOffline)}))
+	}
+
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
+	require.NoError(t, os.MkdirAll(ck, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(`{"uid":"uid","updates":7}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte("not a checkpoint"), 0o644))
+
+	events := record.NewFakeRecorder(10)
+	factory := func(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error) {
+		return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(8))
+	}
+	r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) {
+		t.Error("an Offline agent observes nothing")
+		return gym.Metrics{}, nil
+	}), store, dir, agents.WithStep(time.Second), agents.WithFactory(factory), agents.WithRecorder(events))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	var st agents.State
+	require.Eventually(t, func() bool {
+		st, err = agents.ReadState(ck)
+		return err == nil && st.UID == string(ours.UID) && st.Updates > 0
+	}, 20*time.Second, 50*time.Millisecond, "trained on the records and checkpointed")
+	assert.Equal(t, string(v1alpha1.StageOffline), st.Stage)
+	assert.Equal(t, int64(2), st.Episode)
+	assert.True(t, t0.Add(39*time.Second).Equal(st.RecordsUntil), "every record but the last (its successor is not known yet) trained on")
+	assert.Equal(t, 39*2, st.Updates, "2 updates per record")
+
+	var m v1alpha1.MultidimPodAutoscaler
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(ours), &m))
+	require.NotNil(t, m.Status.Recommendation)
+	require.NotNil(t, m.Status.Recommendation.Withheld)
+	assert.Equal(t, agents.ReasonCheckpointUnreadable, m.Status.Recommendation.Withheld.Reason)
+	assert.Contains(t, m.Status.Recommendation.Withheld.Message, "moved to "+ck+".unreadable-")
+	assert.WithinDuration(t, time.Now(), m.Status.Recommendation.Time.Time, time.Minute)
+	assert.Contains(t, <-events.Events, "Warning CheckpointUnreadable")
+	moved, err := filepath.Glob(ck + ".unreadable-*")
+	require.NoError(t, err)
+	require.Len(t, moved, 1)
+	b, err := os.ReadFile(filepath.Join(moved[0], "agent.ckpt"))
+	require.NoError(t, err)
+	assert.Equal(t, "not a checkpoint", string(b), "nothing is deleted")
+
+	var other v1alpha1.MultidimPodAutoscaler
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(mpas[1]), &other))
+	assert.Nil(t, other.Status.Recommendation, "the MPA of the built-in recommender is not the runner's")
+	_, err = os.Stat(filepath.Join(dir, "ns", other.Name+"-"+string(other.UID)))
+	assert.True(t, os.IsNotExist(err), "no agent for it")
+}

@@ -1,0 +1,346 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/mpaenv"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+// Reasons a recommendation is withheld (status.recommendation.withheld).
+const (
+	ReasonCheckpointUnreadable = "CheckpointUnreadable"
+	ReasonNaNAction            = "NaNAction"
+	ReasonNaNReward            = "NaNReward"
+)
+
+// worker is one MPA's agent. Its methods run on its own goroutine only.
+type worker struct {
+	r      *Runner
+	key    types.NamespacedName
+	uid    types.UID
+	app    string // the trajectory store's key
+	dir    string // checkpoint folder
+	seed   uint64
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	ag    agent.Agent
+	boot  bool
+	space gym.Space
+	env   *mpaenv.Env
+	st    State
+	act   []float64
+	tgt   []float64
+}
+
+func (w *worker) run(ctx context.Context) {
+	w.log.Info("agents: hosting an agent")
+	for ctx.Err() == nil {
+		if err := w.cycle(ctx); err != nil && ctx.Err() == nil {
+			w.r.met.errors.Inc()
+			w.log.Warn("agents: agent cycle failed; retrying a step later", "err", err)
+			w.env = nil // re-read the MPA's bounds
+			_ = sleep(ctx, w.r.cfg.step)
+		}
+	}
+}
+
+// cycle does what the MPA's stage asks for once: one round of offline
+// training, or one acting episode.
+func (w *worker) cycle(ctx context.Context) error {
+	m, pol, err := w.read(ctx)
+	if err != nil {
+		return err
+	}
+	if w.ag == nil {
+		if err := w.load(ctx, m, pol); err != nil {
+			return err
+		}
+	}
+	stage := stageOf(m)
+	switch {
+	case pol.Agent != nil && stage == v1alpha1.StageOffline:
+		return w.offline(ctx, m)
+	case pol.Agent == nil || autoscaler.AgentActs(stage):
+		return w.episode(ctx)
+	default: // INITIALIZED: the controller moves it on at its next step
+		return sleep(ctx, w.r.cfg.step)
+	}
+}
+
+func (w *worker) read(ctx context.Context) (*v1alpha1.MultidimPodAutoscaler, autoscaler.Policy, error) {
+	var m v1alpha1.MultidimPodAutoscaler
+	if err := w.r.c.Get(ctx, w.key, &m); err != nil {
+		return nil, autoscaler.Policy{}, fmt.Errorf("MPA %s: %w", w.key, err)
+	}
+	if m.UID != w.uid {
+		return nil, autoscaler.Policy{}, fmt.Errorf("MPA %s was re-created (UID %s, hosting %s)", w.key, m.UID, w.uid)
+	}
+	pol, err := autoscaler.PolicyOf(&m)
+	if err != nil {
+		return nil, autoscaler.Policy{}, fmt.Errorf("MPA %s: %w", w.key, err)
+	}
+	return &m, pol, nil
+}
+
+func stageOf(m *v1alpha1.MultidimPodAutoscaler) v1alpha1.AgentStage {
+	if m.Status.Agent == nil || m.Status.Agent.Stage == "" {
+		return v1alpha1.StageInitialized
+	}
+	return m.Status.Agent.Stage
+}
+
+// load makes the MPA's agent and restores its checkpoint. An unreadable
+// checkpoint is moved aside (kept), the step's recommendation withheld with
+// the cause, and a fresh agent takes over.
+func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol autoscaler.Policy) error {
+	w.boot = pol.Agent != nil && pol.Agent.Bootstraps()
+	w.space = gym.ActionSpace(pol.GymBounds())
+	w.act, w.tgt = make([]float64, gym.ActDim), make([]float64, gym.ActDim)
+	fresh := func() (agent.Agent, error) {
+		ag, err := w.r.cfg.factory(gym.StateDim, gym.ActDim, w.boot, w.seed)
+		if err != nil {
+			return nil, fmt.Errorf("new agent for %s: %w", w.key, err)
+		}
+		return ag, nil
+	}
+	ag, err := fresh()
+	if err != nil {
+		return err
+	}
+	w.st = State{UID: string(w.uid), MPA: w.key.String()}
+	st, err := ReadState(w.dir)
+	if err == nil {
+		if err = ag.Load(filepath.Join(w.dir, agentFile)); err == nil {
+			w.st = st
+			w.r.met.resumes.Inc()
+			w.log.Info("agents: resumed from checkpoint", "stage", st.Stage, "episode", st.Episode, "updates", st.Updates, "steps", st.Steps)
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		w.log.Info("agents: no checkpoint; a fresh agent", "bootstraps", w.boot)
+	case err != nil:
+		// The agent may hold part of the bad state: start from a new one.
+		if ag, err = fresh(); err != nil {
+			return err
+		}
+		to, qerr := quarantine(w.dir, time.Now())
+		msg := fmt.Sprintf("the agent's checkpoint could not be read (%v); it was moved to %s and a fresh agent starts", err, to)
+		if qerr != nil {
+			msg = fmt.Sprintf("the agent's checkpoint could not be read (%v) nor moved aside (%v); a fresh agent starts", err, qerr)
+		}
+		w.log.Error("agents: "+msg, "dir", w.dir)
+		w.withhold(ctx, m, ReasonCheckpointUnreadable, msg)
+	}
+	w.ag = ag
+	if w.boot && !w.st.RecordsUntil.IsZero() {
+		// The replay memory is not checkpointed: refill it with the
+		// records already trained on.
+		data, err := w.records(ctx, time.Unix(0, 0), w.st.RecordsUntil)
+		if err != nil {
+			return err
+		}
+		for _, t := range data {
+			ag.Observe(t)
+		}
+	}
+	return nil
+}
+
+// records are the OFFLINE transitions recorded in [from, to].
+func (w *worker) records(ctx context.Context, from, to time.Time) ([]agent.Transition, error) {
+	trs, err := w.r.store.Range(ctx, w.app, from, to.Add(time.Nanosecond))
+	if err != nil {
+		return nil, fmt.Errorf("records of %s: %w", w.app, err)
+	}
+	data, _ := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
+	return data, nil
+}
+
+// maxGap is the longest time between two records that are consecutive
+// steps (the controller steps once per round; a late round is up to one
+// more step late).
+func (w *worker) maxGap() time.Duration { return w.r.cfg.step * 5 / 2 }
+
+// offline trains the agent from the fallback's records it has not yet
+// seen, checkpoints it, and waits a step.
+func (w *worker) offline(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler) error {
+	from := w.st.RecordsUntil
+	if from.IsZero() {
+		from = time.Unix(0, 0)
+	}
+	trs, err := w.r.store.Range(ctx, w.app, from, time.Now())
+	if err != nil {
+		return fmt.Errorf("records of %s: %w", w.app, err)
+	}
+	data, until := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
+	if len(data) > 0 {
+		for _, t := range data {
+			w.ag.Observe(t)
+		}
+		w.st.RecordsUntil = until
+		if err := w.train(ctx, v1alpha1.StageOffline, w.r.cfg.offlineUpdates*len(data)); err != nil {
+			return err
+		}
+		if err := w.save(m); err != nil {
+			return err
+		}
+		w.log.Debug("agents: trained on records", "transitions", len(data), "updates", w.st.Updates)
+	}
+	return sleep(ctx, w.r.cfg.step)
+}
+
+// train runs up to n updates holding a training slot (released every 64
+// updates so that other agents train too).
+func (w *worker) train(ctx context.Context, stage v1alpha1.AgentStage, n int) error {
+	for n > 0 {
+		select {
+		case w.r.pool <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		began := time.Now()
+		k := min(n, 64)
+		var err error
+		for range k {
+			var st agent.Stats
+			if st, err = w.ag.Update(); err != nil || !st.Updated {
+				n = k // too little experience yet: stop
+				break
+			}
+			w.st.Updates = st.Updates
+			w.r.met.updates.WithLabelValues(string(stage)).Inc()
+		}
+		<-w.r.pool
+		w.r.met.train.Observe(time.Since(began).Seconds())
+		if err != nil {
+			return fmt.Errorf("training the agent of %s: %w", w.key, err)
+		}
+		n -= k
+	}
+	return nil
+}
+
+// episode acts one episode through mpaenv: exploring and training in
+// ONLINE, with the frozen policy in SERVING. It returns early when the
+// stage no longer lets the agent act.
+func (w *worker) episode(ctx context.Context) error {
+	if w.env == nil {
+		env, err := mpaenv.New(ctx, w.r.c, w.key, w.r.obs, w.r.cfg.envOpts...)
+		if err != nil {
+			return err
+		}
+		w.env, w.space = env, env.ActionSpace()
+	}
+	obs, _, err := w.env.Reset(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for {
+		m, pol, err := w.read(ctx)
+		if err != nil {
+			return err
+		}
+		stage := stageOf(m)
+		if pol.Agent != nil && !autoscaler.AgentActs(stage) {
+			return nil
+		}
+		if string(stage) != w.st.Stage {
+			// Entering SERVING freezes these weights; a restart in any
+			// stage resumes them.
+			if err := w.save(m); err != nil {
+				return err
+			}
+		}
+		explore := pol.Agent == nil || stage == v1alpha1.StageOnline
+		w.ag.Act(w.act, obs, explore)
+		if i := nonFinite(w.act); i >= 0 {
+			w.withhold(ctx, m, ReasonNaNAction, fmt.Sprintf("the agent's %s output is %g in state %v", w.space.Names[i], w.act[i], obs))
+			return sleep(ctx, w.r.cfg.step)
+		}
+		gym.Denormalize(w.tgt, w.act, w.space)
+		next, reward, _, trunc, info, err := w.env.Step(ctx, w.tgt)
+		if err != nil {
+			return err
+		}
+		w.st.Steps++
+		w.r.met.steps.WithLabelValues(string(stage)).Inc()
+		if !finite(reward) || nonFinite(next) >= 0 {
+			w.withhold(ctx, m, ReasonNaNReward, fmt.Sprintf("the step's reward %g or state %v is not a number; the transition is dropped", reward, next))
+			return sleep(ctx, w.r.cfg.step)
+		}
+		if explore {
+			// The action as the controller applied it (after the MPA's
+			// per-step bounds), in the agent's normalised box.
+			applied := gym.Allocation{Replicas: info.Metrics.Replicas, CPU: info.Metrics.CPULimit, Memory: info.Metrics.MemoryLimit}.Vector(make([]float64, gym.ActDim))
+			w.ag.Observe(agent.Transition{State: slices.Clone(obs), Action: gym.Normalize(applied, applied, w.space), Reward: reward, Next: slices.Clone(next)})
+			if err := w.train(ctx, stage, w.r.cfg.updates); err != nil {
+				return err
+			}
+		}
+		obs = next
+		if trunc {
+			w.st.Episodes++
+			w.r.met.episodes.Inc()
+			return w.save(m)
+		}
+	}
+}
+
+// save checkpoints the agent, then its State.
+func (w *worker) save(m *v1alpha1.MultidimPodAutoscaler) error {
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
+	}
+	if err := w.ag.Save(filepath.Join(w.dir, agentFile)); err != nil {
+		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
+	}
+	w.st.Stage = string(stageOf(m))
+	if m.Status.Agent != nil {
+		w.st.Episode = m.Status.Agent.Episode
+	}
+	w.st.Saved = time.Now().UTC()
+	if err := writeState(w.dir, w.st); err != nil {
+		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
+	}
+	w.r.met.checkpoints.Inc()
+	return nil
+}
+
+// withhold tells the controller that this step has no recommendation and
+// why (it acts on HPA+VPA), and records a Warning event. Failures are
+// logged: the controller holds a stale recommendation anyway.
+func (w *worker) withhold(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, reason, msg string) {
+	w.r.met.withheld.WithLabelValues(reason).Inc()
+	w.r.cfg.recorder.Event(m, corev1.EventTypeWarning, reason, msg)
+	if len(msg) > 1024 {
+		msg = msg[:1024]
+	}
+	orig := m.DeepCopy()
+	now := metav1.Now()
+	m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Recommender: w.r.cfg.name, Time: &now,
+		Withheld: &v1alpha1.WithheldRecommendation{Reason: reason, Message: msg}}
+	if err := w.r.c.Status().Patch(ctx, m, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		w.log.Warn("agents: withholding the recommendation", "reason", reason, "err", err)
+	}
+}
