@@ -5,11 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aware-autoscaler/aware/controller/agents"
+	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/controller/transfer"
+	"github.com/aware-autoscaler/aware/evaluation/train"
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 type agentsFlags struct {
@@ -23,6 +32,8 @@ type agentsFlags struct {
 	seed       uint64
 	qps        float32
 	burst      int
+	meta       string
+	metaM      int
 }
 
 func newAgentsCmd() *cobra.Command {
@@ -60,6 +71,8 @@ process. Its own metrics are on --metrics-addr.`,
 	f.StringVar(&fl.cfg.Dir, "dir", "out/agents", "checkpoints (DIR/checkpoints) and the store's spool")
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8082", `address of /metrics ("0" disables)`)
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8083", `address of /healthz and /readyz ("0" disables)`)
+	f.StringVar(&fl.meta, "meta", "", "folder of an `aware meta train` run: its frozen meta learner embeds each MPA's episodes into the agents' states, and agents of MPAs that do not bootstrap start from its meta-trained DDPG")
+	f.IntVar(&fl.metaM, "meta-m", 20, "trajectories per bundle the meta run was trained with")
 	f.Float32Var(&fl.qps, "kube-api-qps", 100, "client QPS to the API server")
 	f.IntVar(&fl.burst, "kube-api-burst", 200, "client burst to the API server")
 	return cmd
@@ -85,5 +98,45 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	fl.cfg.Log = slog.Default()
 	fl.cfg.Options = []agents.Option{agents.WithName(fl.name), agents.WithStep(fl.step), agents.WithTrainers(fl.trainers),
 		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed)}
+	if fl.meta != "" {
+		opts, err := metaAgents(fl.meta, fl.metaM, fl.seed, fl.cfg.Dir)
+		if err != nil {
+			return err
+		}
+		fl.cfg.Options = append(fl.cfg.Options, opts...)
+	}
 	return agents.Run(ctx, fl.cfg)
+}
+
+// metaAgents are the runner's options for the meta-training run in dir:
+// its frozen meta learner, and a factory whose agents for MPAs that do not
+// bootstrap are copies of the meta-trained DDPG (AWARE adapts that agent to
+// a new application; BCQ learns from the records on the wider state).
+func metaAgents(dir string, m int, seed uint64, tmp string) ([]agents.Option, error) {
+	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
+	trained, f, err := newMetaLearners(cfg, m, seed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := train.LoadMetaTrain(dir, trained, f); err != nil {
+		return nil, fmt.Errorf("--meta %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex // the trained agent is copied by many agents' goroutines
+	factory := func(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error) {
+		if boot {
+			return agents.DefaultFactory(stateDim, actionDim, true, seed)
+		}
+		ag, err := ddpg.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 0xA6E75)),
+			ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss), ddpg.WithGaussianNoise(metaNoise))
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return ag, transfer.Copy(ag, trained, tmp)
+	}
+	return []agents.Option{agents.WithMeta(f), agents.WithFactory(factory)}, nil
 }

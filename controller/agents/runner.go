@@ -19,10 +19,12 @@ import (
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/bootstrap"
+	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/mpaenv"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 // +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers,verbs=get;list;watch
@@ -66,6 +68,7 @@ type config struct {
 	recorder       record.EventRecorder
 	reg            prometheus.Registerer
 	envOpts        []mpaenv.Option
+	meta           *meta.FLASH
 }
 
 // Option configures a Runner.
@@ -109,6 +112,17 @@ func WithEnvOptions(opts ...mpaenv.Option) Option {
 	return func(c *config) { c.envOpts = append(c.envOpts, opts...) }
 }
 
+// WithMeta gives every agent the frozen meta learner's embedding of its
+// application (paper §3.2): f, with meta updates off, embeds the MPA's best
+// recent complete episodes of the trajectory store (the controller records
+// every step, the fallback's and the agent's), the agents' states end with
+// that embedding (the factory is asked for states gym.StateDim + f's
+// embedding width wide) and it is refreshed before every acting episode
+// and every round of offline training, so that after SERVING → ONLINE the
+// agent retrains on the embedding of what the application does now. One f
+// serves every agent.
+func WithMeta(f *meta.FLASH) Option { return func(c *config) { c.meta = f } }
+
 // Runner hosts one agent per MPA that names it.
 type Runner struct {
 	c     client.Client
@@ -121,6 +135,17 @@ type Runner struct {
 
 	mu      sync.Mutex
 	workers map[types.UID]*worker
+
+	metaMu sync.Mutex // serialises the shared meta learner
+}
+
+// stateDim is the width of the agents' states: the AWARE state and the
+// embedding.
+func (r *Runner) stateDim() int {
+	if r.cfg.meta == nil {
+		return gym.StateDim
+	}
+	return gym.StateDim + r.cfg.meta.Embedder().Config().Embed
 }
 
 // New returns a Runner. c reads MPAs, their targets and pods (a manager's
@@ -157,6 +182,9 @@ func New(c client.Client, obs autoscaler.Observer, store trajectory.Store, dir s
 	}
 	if cfg.recorder == nil {
 		cfg.recorder = &record.FakeRecorder{}
+	}
+	if cfg.meta != nil {
+		cfg.meta.SetMetaUpdates(false) // frozen at inference
 	}
 	cfg.envOpts = append([]mpaenv.Option{mpaenv.WithStep(cfg.step), mpaenv.WithLogger(cfg.log)}, cfg.envOpts...)
 	return &Runner{c: c, obs: obs, store: store, dir: dir, cfg: cfg, met: newMetrics(cfg.reg),

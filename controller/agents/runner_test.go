@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/bootstrap"
+	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/generator"
@@ -35,44 +37,8 @@ import (
 // HPA+VPA) and a Warning event recorded; the fresh agent trains on the
 // controller's Offline records and is checkpointed.
 func TestRunnerOffline(t *testing.T) {
-	s := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(s))
-	require.NoError(t, v1alpha1.AddToScheme(s))
-	prof, err := calibration.Default()
-	require.NoError(t, err)
-	opts := generator.DefaultOptions()
-	opts.Apps = 2
-	apps, err := generator.Generate(opts, prof)
-	require.NoError(t, err)
-	var mpas []client.Object
-	for i, rec := range []string{agents.DefaultName, v1alpha1.DefaultRecommenderName} {
-		objs, err := generator.Build(apps[i], generator.ManifestOptions{Namespace: "ns", Recommender: rec})
-		require.NoError(t, err)
-		m := objs.MPA
-		m.UID = types.UID("uid-" + m.Name)
-		m.Status.Agent = &v1alpha1.AgentStatus{Stage: v1alpha1.StageOffline, Episode: 2}
-		mpas = append(mpas, m)
-	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(mpas...).WithStatusSubresource(&v1alpha1.MultidimPodAutoscaler{}).Build()
-	ours := mpas[0].(*v1alpha1.MultidimPodAutoscaler)
-	pol, err := autoscaler.PolicyOf(ours)
-	require.NoError(t, err)
-	space := gym.ActionSpace(pol.GymBounds())
-
-	// Two episodes of records of HPA+VPA acting, a step (1 s) apart.
-	store := trajectory.NewMemory()
-	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for i := range 40 {
-		st := make([]float64, gym.StateDim)
-		for j := range st {
-			st[j] = rnd.Float64()
-		}
-		act := []float64{float64(2 + i%3), space.Low[gym.ActCPU] + 0.5, space.High[gym.ActMemory] / 2}
-		require.NoError(t, store.Append(context.Background(), trajectory.Step{App: "ns/" + ours.Name, Episode: int64(i / 20), T: i % 20,
-			Time: t0.Add(time.Duration(i) * time.Second), State: st, Action: act, Reward: 1 + rnd.Float64(), Done: i%20 == 19, Stage: string(v1alpha1.StageOffline)}))
-	}
-
+	c, ours, store, t0 := offlineWorld(t)
+	mpas := []client.Object{ours, otherMPA(t, c)}
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
 	require.NoError(t, os.MkdirAll(ck, 0o755))
@@ -126,4 +92,142 @@ func TestRunnerOffline(t *testing.T) {
 	assert.Nil(t, other.Status.Recommendation, "the MPA of the built-in recommender is not the runner's")
 	_, err = os.Stat(filepath.Join(dir, "ns", other.Name+"-"+string(other.UID)))
 	assert.True(t, os.IsNotExist(err), "no agent for it")
+}
+
+// TestRunnerOfflineWithMeta: with the meta learner, the agent's states end
+// with the embedding of the MPA's best complete episodes in the store,
+// refilled after a restart.
+func TestRunnerOfflineWithMeta(t *testing.T) {
+	c, ours, store, t0 := offlineWorld(t)
+	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
+	cfg.Hidden, cfg.FC, cfg.Embed = 8, 8, 4
+	emb, err := meta.NewEmbedder(cfg, rand.New(rand.NewPCG(3, 4)))
+	require.NoError(t, err)
+	f, err := meta.NewFLASH(emb, meta.DefaultOptions(20))
+	require.NoError(t, err)
+	var (
+		mu    sync.Mutex // guards fakes and what they observe
+		fakes []*lockedFake
+	)
+	factory := func(stateDim, actionDim int, boot bool, _ uint64) (agent.Agent, error) {
+		assert.True(t, boot)
+		assert.Equal(t, gym.StateDim+4, stateDim, "the AWARE state and the embedding")
+		fk := &lockedFake{Fake: agent.NewFake(make([]float64, actionDim)), mu: &mu}
+		mu.Lock()
+		defer mu.Unlock()
+		fakes = append(fakes, fk)
+		return fk, nil
+	}
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
+	run := func(until func() bool) {
+		r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) {
+			return gym.Metrics{}, nil
+		}), store, dir, agents.WithStep(time.Second), agents.WithFactory(factory), agents.WithMeta(f), agents.WithUpdates(1, 1))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Start(ctx) }()
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return until()
+		}, 20*time.Second, 50*time.Millisecond)
+		cancel()
+		require.NoError(t, <-done)
+	}
+	run(func() bool {
+		st, err := agents.ReadState(ck)
+		return err == nil && t0.Add(39*time.Second).Equal(st.RecordsUntil)
+	})
+	require.Len(t, fakes, 1)
+	got := fakes[0].Observed
+	require.Len(t, got, 39)
+	z := got[0].State[gym.StateDim:]
+	assert.NotEqual(t, make([]float64, 4), z, "an embedding of the two recorded episodes")
+	for _, tr := range got {
+		assert.Len(t, tr.State, gym.StateDim+4)
+		assert.Equal(t, z, tr.State[gym.StateDim:], "one embedding for the round")
+		assert.Equal(t, z, tr.Next[gym.StateDim:])
+	}
+
+	// A restarted runner (a new FLASH as a new process has) refills the
+	// replay memory with the same embedding.
+	f, err = meta.NewFLASH(emb, meta.DefaultOptions(20))
+	require.NoError(t, err)
+	run(func() bool { return len(fakes) == 2 && len(fakes[1].Observed) >= 39 })
+	require.Len(t, fakes, 2)
+	require.Len(t, fakes[1].Observed, 39)
+	assert.Equal(t, z, fakes[1].Observed[0].State[gym.StateDim:])
+}
+
+// offlineWorld is a fake cluster with two MPAs in stage Offline, the first
+// naming the runner and the second the built-in recommender, and a store
+// with two episodes of the controller's records of the first.
+func offlineWorld(t *testing.T) (client.Client, *v1alpha1.MultidimPodAutoscaler, *trajectory.Memory, time.Time) {
+	t.Helper()
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	require.NoError(t, v1alpha1.AddToScheme(s))
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	opts := generator.DefaultOptions()
+	opts.Apps = 2
+	apps, err := generator.Generate(opts, prof)
+	require.NoError(t, err)
+	var mpas []client.Object
+	for i, rec := range []string{agents.DefaultName, v1alpha1.DefaultRecommenderName} {
+		objs, err := generator.Build(apps[i], generator.ManifestOptions{Namespace: "ns", Recommender: rec})
+		require.NoError(t, err)
+		m := objs.MPA
+		m.UID = types.UID("uid-" + m.Name)
+		m.Status.Agent = &v1alpha1.AgentStatus{Stage: v1alpha1.StageOffline, Episode: 2}
+		mpas = append(mpas, m)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(mpas...).WithStatusSubresource(&v1alpha1.MultidimPodAutoscaler{}).Build()
+	ours := mpas[0].(*v1alpha1.MultidimPodAutoscaler)
+	pol, err := autoscaler.PolicyOf(ours)
+	require.NoError(t, err)
+	space := gym.ActionSpace(pol.GymBounds())
+
+	// Two episodes of records of HPA+VPA acting, a step (1 s) apart.
+	store := trajectory.NewMemory()
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range 40 {
+		st := make([]float64, gym.StateDim)
+		for j := range st {
+			st[j] = rnd.Float64()
+		}
+		act := []float64{float64(2 + i%3), space.Low[gym.ActCPU] + 0.5, space.High[gym.ActMemory] / 2}
+		require.NoError(t, store.Append(context.Background(), trajectory.Step{App: "ns/" + ours.Name, Episode: int64(i / 20), T: i % 20,
+			Time: t0.Add(time.Duration(i) * time.Second), State: st, Action: act, Reward: 1 + rnd.Float64(), Done: i%20 == 19, Stage: string(v1alpha1.StageOffline)}))
+	}
+
+	return c, ours, store, t0
+}
+
+func otherMPA(t *testing.T, c client.Client) *v1alpha1.MultidimPodAutoscaler {
+	var l v1alpha1.MultidimPodAutoscalerList
+	require.NoError(t, c.List(t.Context(), &l))
+	for i := range l.Items {
+		if r := l.Items[i].Spec.Recommenders; len(r) == 0 || r[0].Name != agents.DefaultName {
+			return &l.Items[i]
+		}
+	}
+	t.Fatal("no MPA of the built-in recommender")
+	return nil
+}
+
+// lockedFake is an agent.Fake whose Observe holds mu, so that a test can
+// read what it observed while the runner's worker runs.
+type lockedFake struct {
+	*agent.Fake
+	mu *sync.Mutex
+}
+
+func (f *lockedFake) Observe(t agent.Transition) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Fake.Observe(t)
 }

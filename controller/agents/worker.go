@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,8 +20,10 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/mpaenv"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -50,6 +53,14 @@ type worker struct {
 	st    State
 	act   []float64
 	tgt   []float64
+
+	// With the meta learner: the worker's task, the last episode of the
+	// store inserted into it and where reading resumes, and the current
+	// embedding (nil without the meta learner).
+	task        string
+	metaEpisode int64
+	metaFrom    time.Time
+	z           []float64
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -117,7 +128,7 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 	w.space = gym.ActionSpace(pol.GymBounds())
 	w.act, w.tgt = make([]float64, gym.ActDim), make([]float64, gym.ActDim)
 	fresh := func() (agent.Agent, error) {
-		ag, err := w.r.cfg.factory(gym.StateDim, gym.ActDim, w.boot, w.seed)
+		ag, err := w.r.cfg.factory(w.r.stateDim(), gym.ActDim, w.boot, w.seed)
 		if err != nil {
 			return nil, fmt.Errorf("new agent for %s: %w", w.key, err)
 		}
@@ -153,6 +164,9 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		w.withhold(ctx, m, ReasonCheckpointUnreadable, msg)
 	}
 	w.ag = ag
+	if err := w.startMeta(ctx); err != nil {
+		return err
+	}
 	if w.boot && !w.st.RecordsUntil.IsZero() {
 		// The replay memory is not checkpointed: refill it with the
 		// records already trained on.
@@ -167,6 +181,91 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 	return nil
 }
 
+// startMeta registers the MPA with the meta learner and fills its buffer
+// with the MPA's best complete episodes in the store.
+func (w *worker) startMeta(ctx context.Context) error {
+	f := w.r.cfg.meta
+	if f == nil {
+		return nil
+	}
+	w.task, w.metaEpisode = w.app+"#"+string(w.uid), -1
+	top, err := w.r.store.Top(ctx, w.app, 32)
+	if err != nil {
+		return fmt.Errorf("episodes of %s for the meta learner: %w", w.app, err)
+	}
+	slices.SortFunc(top, func(a, b trajectory.Trajectory) int { return cmp.Compare(a.Episode.Episode, b.Episode.Episode) })
+	w.r.metaMu.Lock()
+	defer w.r.metaMu.Unlock()
+	if err := f.Register(meta.Task{Name: w.task, StateDim: gym.StateDim, ActionDim: gym.ActDim}); err != nil {
+		return err
+	}
+	for _, tr := range top {
+		w.insert(tr)
+	}
+	return w.embed()
+}
+
+// refreshMeta inserts the MPA's episodes completed since the last refresh
+// into the meta learner and recomputes the embedding.
+func (w *worker) refreshMeta(ctx context.Context) error {
+	if w.r.cfg.meta == nil {
+		return nil
+	}
+	trs, err := w.r.store.Range(ctx, w.app, w.metaFrom, time.Now())
+	if err != nil {
+		return fmt.Errorf("episodes of %s for the meta learner: %w", w.app, err)
+	}
+	w.r.metaMu.Lock()
+	defer w.r.metaMu.Unlock()
+	for _, tr := range trs {
+		w.insert(tr)
+	}
+	return w.embed()
+}
+
+// insert adds a complete, usable episode newer than the last inserted one
+// (metaMu held).
+func (w *worker) insert(tr trajectory.Trajectory) {
+	n := len(tr.Steps)
+	if tr.Episode.Episode <= w.metaEpisode || n == 0 || tr.Steps[0].T != 0 || !tr.Steps[n-1].Done {
+		return
+	}
+	states, actions, rewards := make([][]float64, 0, n), make([][]float64, 0, n), make([]float64, 0, n)
+	for i := range tr.Steps {
+		s := &tr.Steps[i]
+		if !usable(s, w.space) {
+			return
+		}
+		states = append(states, s.State)
+		actions = append(actions, gym.Normalize(make([]float64, gym.ActDim), s.Action, w.space))
+		rewards = append(rewards, s.Reward)
+	}
+	if err := w.r.cfg.meta.Insert(w.task, states, actions, rewards); err != nil {
+		w.log.Warn("agents: episode not given to the meta learner", "episode", tr.Episode.Episode, "err", err)
+		return
+	}
+	w.metaEpisode, w.metaFrom = tr.Episode.Episode, tr.Steps[n-1].Time
+}
+
+// embed recomputes the embedding (metaMu held) and hands it to an agent
+// that trains with one per task.
+func (w *worker) embed() error {
+	z, err := w.r.cfg.meta.Embedding(w.z, w.task)
+	if err != nil {
+		return err
+	}
+	w.z = z
+	if el, ok := w.ag.(agent.EmbeddingLearner); ok {
+		if err := el.SetEmbedding(0, z); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withEmbedding is the agent's state: the AWARE state, then the embedding.
+func (w *worker) withEmbedding(s []float64) []float64 { return slices.Concat(s, w.z) }
+
 // records are the OFFLINE transitions recorded in [from, to].
 func (w *worker) records(ctx context.Context, from, to time.Time) ([]agent.Transition, error) {
 	trs, err := w.r.store.Range(ctx, w.app, from, to.Add(time.Nanosecond))
@@ -174,7 +273,19 @@ func (w *worker) records(ctx context.Context, from, to time.Time) ([]agent.Trans
 		return nil, fmt.Errorf("records of %s: %w", w.app, err)
 	}
 	data, _ := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
+	w.embedAll(data)
 	return data, nil
+}
+
+// embedAll appends the embedding to the states of transitions of the
+// store (which records the AWARE state alone).
+func (w *worker) embedAll(data []agent.Transition) {
+	if w.z == nil {
+		return
+	}
+	for i := range data {
+		data[i].State, data[i].Next = w.withEmbedding(data[i].State), w.withEmbedding(data[i].Next)
+	}
 }
 
 // maxGap is the longest time between two records that are consecutive
@@ -185,6 +296,9 @@ func (w *worker) maxGap() time.Duration { return w.r.cfg.step * 5 / 2 }
 // offline trains the agent from the fallback's records it has not yet
 // seen, checkpoints it, and waits a step.
 func (w *worker) offline(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler) error {
+	if err := w.refreshMeta(ctx); err != nil {
+		return err
+	}
 	from := w.st.RecordsUntil
 	if from.IsZero() {
 		from = time.Unix(0, 0)
@@ -194,6 +308,7 @@ func (w *worker) offline(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler)
 		return fmt.Errorf("records of %s: %w", w.app, err)
 	}
 	data, until := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
+	w.embedAll(data)
 	if len(data) > 0 {
 		for _, t := range data {
 			w.ag.Observe(t)
@@ -252,10 +367,14 @@ func (w *worker) episode(ctx context.Context) error {
 		}
 		w.env, w.space = env, env.ActionSpace()
 	}
+	if err := w.refreshMeta(ctx); err != nil {
+		return err
+	}
 	obs, _, err := w.env.Reset(ctx, 0)
 	if err != nil {
 		return err
 	}
+	obs = w.withEmbedding(obs)
 	for {
 		m, pol, err := w.read(ctx)
 		if err != nil {
@@ -283,6 +402,7 @@ func (w *worker) episode(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		next = w.withEmbedding(next)
 		w.st.Steps++
 		w.r.met.steps.WithLabelValues(string(stage)).Inc()
 		if !finite(reward) || nonFinite(next) >= 0 {
@@ -293,7 +413,7 @@ func (w *worker) episode(ctx context.Context) error {
 			// The action as the controller applied it (after the MPA's
 			// per-step bounds), in the agent's normalised box.
 			applied := gym.Allocation{Replicas: info.Metrics.Replicas, CPU: info.Metrics.CPULimit, Memory: info.Metrics.MemoryLimit}.Vector(make([]float64, gym.ActDim))
-			w.ag.Observe(agent.Transition{State: slices.Clone(obs), Action: gym.Normalize(applied, applied, w.space), Reward: reward, Next: slices.Clone(next)})
+			w.ag.Observe(agent.Transition{State: obs, Action: gym.Normalize(applied, applied, w.space), Reward: reward, Next: next})
 			if err := w.train(ctx, stage, w.r.cfg.updates); err != nil {
 				return err
 			}

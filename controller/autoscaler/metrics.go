@@ -18,6 +18,7 @@ type Metrics struct {
 	statusWrites    *prometheus.CounterVec
 	round           prometheus.Histogram
 	lastRound       *prometheus.GaugeVec
+	phase           *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -53,10 +54,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.01, 1.5, 20)}),
 		lastRound: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aware_controller_last_round",
 			Help: "The last complete round, by field: start (Unix seconds), seconds (its duration), steps (MPA steps) and written (of which wrote status)."}, []string{"field"}),
+		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "aware_controller_step_phase_seconds",
+			Help:    "Duration of a phase of an MPA step, by phase: observe (metrics, including the wait for the round's Prometheus snapshot), record (trajectory store and lifecycle), status (the status write, when it changed).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}, []string{"phase"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward,
-			m.episodeReward, m.stage, m.transitions, m.withheld, m.statusWrites, m.round, m.lastRound)
+			m.episodeReward, m.stage, m.transitions, m.withheld, m.statusWrites, m.round, m.lastRound, m.phase)
 	}
 	return m
 }

@@ -336,7 +336,9 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	}
 
 	// Observe.
+	observed := time.Now()
 	met, err := r.obs.Observe(ctx, NewQuery(m.Namespace, pods, container, r.cfg.step, now))
+	r.cfg.metrics.phase.WithLabelValues("observe").Observe(time.Since(observed).Seconds())
 	if err != nil {
 		r.cfg.metrics.errors.WithLabelValues("observe").Inc()
 		r.setCondition(m, v1alpha1.ConditionMetricsAvailable, false, "MetricsUnavailable", "holding the last decision: "+err.Error())
@@ -404,7 +406,10 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	state := ev.State
 	st.prevArrival = met.ArrivalRate
 	if pol.Agent != nil {
-		if err := r.record(ctx, m, pol, st, ev.Reward, now); err != nil {
+		recorded := time.Now()
+		err := r.record(ctx, m, pol, st, ev.Reward, now)
+		r.cfg.metrics.phase.WithLabelValues("record").Observe(time.Since(recorded).Seconds())
+		if err != nil {
 			r.cfg.metrics.errors.WithLabelValues("store").Inc()
 			log.Warn("trajectory not recorded", "err", err)
 		}
@@ -807,6 +812,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, orig, m *v1alpha1.Multidim
 		return nil
 	}
 	r.cfg.metrics.statusWrites.WithLabelValues("written").Inc()
+	defer func(began time.Time) {
+		r.cfg.metrics.phase.WithLabelValues("status").Observe(time.Since(began).Seconds())
+	}(time.Now())
 	if err := r.c.Status().Patch(ctx, m, client.MergeFrom(orig)); err != nil {
 		r.cfg.metrics.errors.WithLabelValues("status").Inc()
 		if apierrors.IsNotFound(err) {

@@ -148,8 +148,14 @@ func WriteTable(w io.Writer, r Result) error {
 	for _, c := range checks[:nRounds] {
 		row(c.Figure, c.Measured, c.Target, yes(c.OK))
 	}
-	if p50, p95, longest, n := roundQuantiles(r.Rounds); n > 0 {
-		row(fmt.Sprintf("rounds p50, p95, max (%d reported)", n), fmt.Sprintf("%s, %s, %s", dur(p50), dur(p95), dur(longest)), "≤ "+r.Targets.Round.String(), yes(longest <= r.Targets.Round))
+	if len(r.Rounds) > 0 {
+		p50, p95, longest, n := roundQuantiles(r.Rounds)
+		fig := fmt.Sprintf("complete rounds p50, p95, max (%d of %d)", n, len(r.Rounds))
+		if n == 0 {
+			row(fig, "no round had every MPA step", "≤ "+r.Targets.Round.String(), yes(false))
+		} else {
+			row(fig, fmt.Sprintf("%s, %s, %s", dur(p50), dur(p95), dur(longest)), "≤ "+r.Targets.Round.String(), yes(longest <= r.Targets.Round && n == len(r.Rounds)))
+		}
 	}
 	c := checks[nRounds]
 	row(c.Figure, c.Measured, c.Target, yes(c.OK))
@@ -172,12 +178,14 @@ func WriteTable(w io.Writer, r Result) error {
 	return tw.Flush()
 }
 
-// roundQuantiles are the p50, p95 and longest duration of the reported
-// rounds, and how many were reported.
+// roundQuantiles are the p50, p95 and longest duration of the complete
+// rounds (every MPA stepped), and how many there were. An incomplete
+// round's duration says little: the MPAs that missed it stepped in a later
+// round.
 func roundQuantiles(rounds []Round) (p50, p95, longest time.Duration, n int) {
 	var d []time.Duration
 	for _, rd := range rounds {
-		if rd.Reported {
+		if rd.Reported && rd.Complete {
 			d = append(d, rd.Duration)
 		}
 	}
@@ -192,7 +200,11 @@ func roundMeasured(rd Round) string {
 	if !rd.Reported {
 		return "not reported (the controller finished no later round in time)"
 	}
-	return fmt.Sprintf("%s (%d/%d MPA steps; status written %d, unchanged %d)", dur(rd.Duration), rd.Steps, rd.Want, rd.Written, rd.Unchanged)
+	s := fmt.Sprintf("%s (%d/%d MPA steps; status written %d, unchanged %d)", dur(rd.Duration), rd.Steps, rd.Want, rd.Written, rd.Unchanged)
+	if !rd.Complete {
+		s = fmt.Sprintf("incomplete: %d MPAs missed it; ", rd.Want-rd.Steps) + s
+	}
+	return s
 }
 
 func yes(ok bool) string {

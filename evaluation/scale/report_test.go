@@ -60,7 +60,7 @@ func TestChecks(t *testing.T) {
 	}{
 		{name: "all met", edit: func(r *Result) { r.Rounds = r.Rounds[:1] }},
 		{name: "an incomplete round and one not reported", edit: func(*Result) {},
-			missed: []string{"round 2 (T=12:00:30), last MPA: 29.9s (990/1000 MPA steps; status written 240, unchanged 750), target ≤ 15s",
+			missed: []string{"round 2 (T=12:00:30), last MPA: incomplete: 10 MPAs missed it; 29.9s (990/1000 MPA steps; status written 240, unchanged 750), target ≤ 15s",
 				"round 3 (T=12:00:45), last MPA: not reported (the controller finished no later round in time), target ≤ 15s"}},
 		{name: "a complete round over its target", edit: func(r *Result) {
 			r.Rounds = r.Rounds[:1]

@@ -121,6 +121,6 @@ func TestRunSmall(t *testing.T) {
 	assert.Positive(t, res.Setup.Cluster)
 	assert.Positive(t, res.Setup.Warmup)
 	assert.Contains(t, table.String(), "round 2")
-	assert.Contains(t, table.String(), "rounds p50, p95, max (2 reported)")
+	assert.Contains(t, table.String(), "complete rounds p50, p95, max (2 of 2)")
 	assert.FileExists(t, filepath.Join(dir, "controller.log"))
 }
