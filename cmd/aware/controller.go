@@ -54,6 +54,7 @@ update. Its own metrics are on --metrics-addr.`,
 	f.IntVar(&fl.cfg.ActuationConcurrency, "actuation-concurrency", 8, "MPAs whose decisions are applied at once (by the updater, after the recommendation is written)")
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8080", `address of /metrics ("0" disables)`)
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8081", `address of /healthz and /readyz ("0" disables)`)
+	f.BoolVar(&fl.cfg.Profiling, "pprof", false, "serve Go's profiles under /debug/pprof/ on --metrics-addr")
 	f.BoolVar(&fl.cfg.LeaderElection, "leader-elect", false, "elect one active replica (Lease "+manager.LeaderElectionID+")")
 	f.StringVar(&fl.cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the in-cluster namespace)")
 	f.StringVar(&fl.src.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")

@@ -128,22 +128,12 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 	const ns = "apps"
 	const step = 2 * time.Second
 
-	c, err := cluster.Up(ctx, cluster.Config{Dir: filepath.Join(dir, "cluster"), Binaries: bins, Nodes: 2})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Down(context.Background()) })
-	admin := kubeClient(t, c.Kubeconfig)
-	require.NoError(t, deploy.InstallCRD(ctx, admin, time.Minute))
+	c, admin := upControlPlane(ctx, t, bins, dir, ns)
 	ctrlKubeconfig := grantRole(ctx, t, c, admin, deploy.ControllerRole)
 	envKubeconfig := grantRole(ctx, t, c, admin, deploy.EnvRole)
-	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 
 	// Ten generated apps with their MPAs (default recommender).
-	prof, err := calibration.Default()
-	require.NoError(t, err)
-	opts := generator.DefaultOptions()
-	opts.Apps = 10
-	apps, err := generator.Generate(opts, prof)
-	require.NoError(t, err)
+	prof, apps := generatedApps(t, 10)
 	for _, a := range apps {
 		objs, err := generator.Build(a, generator.ManifestOptions{Namespace: ns, Recommender: v1alpha1.DefaultRecommenderName})
 		require.NoError(t, err)
@@ -382,6 +372,33 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 		assert.Equal(t, v1alpha1.StageOnline, after.Stage, "the stage survives the restart")
 		assert.GreaterOrEqual(t, after.Episode, before.Episode, "episodes continue")
 	})
+}
+
+// upControlPlane starts the local control plane with two kwok nodes (shut
+// down when the test ends), installs the MPA CRD and creates namespace ns;
+// it returns the cluster and an admin client.
+func upControlPlane(ctx context.Context, t *testing.T, bins cluster.Binaries, dir, ns string) (*cluster.Cluster, client.Client) {
+	t.Helper()
+	c, err := cluster.Up(ctx, cluster.Config{Dir: filepath.Join(dir, "cluster"), Binaries: bins, Nodes: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Down(context.Background()) })
+	admin := kubeClient(t, c.Kubeconfig)
+	require.NoError(t, deploy.InstallCRD(ctx, admin, time.Minute))
+	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	return c, admin
+}
+
+// generatedApps is the calibration profile and the first n applications of
+// the default pool.
+func generatedApps(t *testing.T, n int) (*calibration.Profile, []generator.App) {
+	t.Helper()
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	opts := generator.DefaultOptions()
+	opts.Apps = n
+	apps, err := generator.Generate(opts, prof)
+	require.NoError(t, err)
+	return prof, apps
 }
 
 // startTwinStack starts the digital twin of apps in namespace ns, a real

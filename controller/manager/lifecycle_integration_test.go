@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,9 +26,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/generator"
-	"github.com/aware-autoscaler/aware/infra/cluster"
 	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
-	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -73,21 +70,11 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	// used at every step); any spread is within 1e9.
 	const never, anySpread = 10, 1e9
 
-	c, err := cluster.Up(ctx, cluster.Config{Dir: filepath.Join(dir, "cluster"), Binaries: bins, Nodes: 2})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Down(context.Background()) })
-	admin := kubeClient(t, c.Kubeconfig)
-	require.NoError(t, deploy.InstallCRD(ctx, admin, time.Minute))
+	c, admin := upControlPlane(ctx, t, bins, dir, ns)
 	ctrlKubeconfig := grantRole(ctx, t, c, admin, deploy.ControllerRole)
 	agentsKubeconfig := grantRole(ctx, t, c, admin, deploy.AgentsRole)
-	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 
-	prof, err := calibration.Default()
-	require.NoError(t, err)
-	opts := generator.DefaultOptions()
-	opts.Apps = 10
-	gen, err := generator.Generate(opts, prof)
-	require.NoError(t, err)
+	prof, gen := generatedApps(t, 10)
 	// A latency SLO: a load step beyond the allocation's capacity shows in
 	// the reward (a throughput SLO below capacity would not move).
 	var apps []generator.App

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -68,7 +70,10 @@ type Config struct {
 	// MetricsAddr serves /metrics ("0" disables); ProbeAddr /healthz and
 	// /readyz ("0" disables).
 	MetricsAddr string
-	ProbeAddr   string
+	// Profiling serves Go's net/http/pprof under /debug/pprof/ on the
+	// metrics address.
+	Profiling bool
+	ProbeAddr string
 	// LeaderElection makes one replica act at a time.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -115,7 +120,7 @@ func Run(ctx context.Context, cfg Config) error {
 	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
-		Metrics:                       metricsserver.Options{BindAddress: orDefault(cfg.MetricsAddr, "0")},
+		Metrics:                       metricsserver.Options{BindAddress: orDefault(cfg.MetricsAddr, "0"), ExtraHandlers: profilingHandlers(cfg.Profiling)},
 		HealthProbeBindAddress:        orDefault(cfg.ProbeAddr, "0"),
 		LeaderElection:                cfg.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
@@ -173,6 +178,20 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Log.Info("controller starting", "namespace", cfg.Namespace, "step", cfg.Step, "leaderElection", cfg.LeaderElection,
 		"webhook", wh.Enabled, "webhookAddr", net.JoinHostPort(wh.Host, strconv.Itoa(wh.Port)))
 	return mgr.Start(ctx)
+}
+
+// profilingHandlers are net/http/pprof's handlers when on.
+func profilingHandlers(on bool) map[string]http.Handler {
+	if !on {
+		return nil
+	}
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }
 
 func orDefault(s, def string) string {

@@ -47,9 +47,9 @@ const (
 	// counters are scraped, so that the scrape does not straddle the
 	// first steps of a round.
 	counterLead = 200 * time.Millisecond
-	// pollEvery paces the checks for a round's completion; arrival times
-	// are stamped by the watch, not by this poll.
-	pollEvery = 100 * time.Millisecond
+	// roundPoll is how often the controller's /metrics is read while a
+	// round's report is awaited.
+	roundPoll = 500 * time.Millisecond
 	// logTail is how much of the controller's log errors quote.
 	logTail = 4096
 	// quoteMPAs bounds the MPAs without fresh metrics the result quotes.
@@ -473,8 +473,13 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 		T := t0.Add(time.Duration(k) * cfg.Step)
 		// The controller reports round T when a step of a later round
 		// finishes; a controller that has not by T + 3 steps is stuck.
+		// Its /metrics is read from T + step on, every roundPoll:
+		// rendering it (a few series per MPA) costs the controller CPU.
 		deadline := T.Add(3 * cfg.Step)
 		rd := Round{Start: T, Want: want}
+		if err := sleepUntil(ctx, T.Add(cfg.Step)); err != nil {
+			return err
+		}
 		for {
 			if c, _, err := scrapeCounters(ctx, hc, metricsURL); err == nil {
 				var ok bool
@@ -488,7 +493,7 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 			if err := b.healthy(); err != nil {
 				return err
 			}
-			if err := sleepUntil(ctx, time.Now().Add(pollEvery)); err != nil {
+			if err := sleepUntil(ctx, time.Now().Add(roundPoll)); err != nil {
 				return err
 			}
 		}
