@@ -64,8 +64,8 @@ by a real Prometheus every --scrape, and starts this binary's ` + "`aware contro
 own process with only its ClusterRole's rights (webhook off; --controller-args adds flags).
 After a warm-up in which every MPA gets a recommendation on fresh metrics it measures --rounds
 step-aligned rounds as the controller reports them (aware_controller_last_round: the time from
-each round's boundary until its last MPA step finished, and its steps; status writes and
-unchanged statuses from aware_controller_status_writes_total), the controller's average CPU (/proc/<pid>/stat), its RSS sampled every
+each round's boundary until its last MPA step finished, its steps and how many of them wrote
+status), the controller's average CPU (/proc/<pid>/stat), its RSS sampled every
 second and its peak (VmHWM), and its error counters, against the issue's targets: ≤ 1 core,
 ≤ 512 MiB, a full round ≤ 15 s. It also prints the whole machine's CPU by process, since the
 testbed shares the machine with the controller. At 1000 apps it takes about 4 minutes and all of

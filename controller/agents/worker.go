@@ -170,7 +170,7 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 	if w.boot && !w.st.RecordsUntil.IsZero() {
 		// The replay memory is not checkpointed: refill it with the
 		// records already trained on.
-		data, err := w.records(ctx, time.Unix(0, 0), w.st.RecordsUntil)
+		data, _, err := w.records(ctx, time.Time{}, w.st.RecordsUntil)
 		if err != nil {
 			return err
 		}
@@ -266,15 +266,20 @@ func (w *worker) embed() error {
 // withEmbedding is the agent's state: the AWARE state, then the embedding.
 func (w *worker) withEmbedding(s []float64) []float64 { return slices.Concat(s, w.z) }
 
-// records are the OFFLINE transitions recorded in [from, to].
-func (w *worker) records(ctx context.Context, from, to time.Time) ([]agent.Transition, error) {
+// records are the OFFLINE transitions recorded in [from, to] (from zero:
+// since the first record), with the embedding, and the time of the last
+// record read (see Transitions).
+func (w *worker) records(ctx context.Context, from, to time.Time) ([]agent.Transition, time.Time, error) {
+	if from.IsZero() {
+		from = time.Unix(0, 0)
+	}
 	trs, err := w.r.store.Range(ctx, w.app, from, to.Add(time.Nanosecond))
 	if err != nil {
-		return nil, fmt.Errorf("records of %s: %w", w.app, err)
+		return nil, time.Time{}, fmt.Errorf("records of %s: %w", w.app, err)
 	}
-	data, _ := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
+	data, until := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
 	w.embedAll(data)
-	return data, nil
+	return data, until, nil
 }
 
 // embedAll appends the embedding to the states of transitions of the
@@ -299,16 +304,10 @@ func (w *worker) offline(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler)
 	if err := w.refreshMeta(ctx); err != nil {
 		return err
 	}
-	from := w.st.RecordsUntil
-	if from.IsZero() {
-		from = time.Unix(0, 0)
-	}
-	trs, err := w.r.store.Range(ctx, w.app, from, time.Now())
+	data, until, err := w.records(ctx, w.st.RecordsUntil, time.Now())
 	if err != nil {
-		return fmt.Errorf("records of %s: %w", w.app, err)
+		return err
 	}
-	data, until := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
-	w.embedAll(data)
 	if len(data) > 0 {
 		for _, t := range data {
 			w.ag.Observe(t)

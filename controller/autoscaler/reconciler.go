@@ -151,13 +151,12 @@ type mpaState struct {
 	// reward observed next completes their trajectory record.
 	prevState, prevAction []float64
 	prevArrival           float64
-	// The episode in progress: its number, the next step's index and the
-	// reward so far. Not in status (they move every step); restored from
-	// the trajectory store when resumed is false (a new controller).
-	episode       int64
-	t             int
-	episodeReward float64
-	resumed       bool
+	// The episode in progress: its number and the next step's index. Not
+	// in status (the index moves every step); restored from the
+	// trajectory store when resumed is false (a new controller).
+	episode int64
+	t       int
+	resumed bool
 
 	// mu guards done, what the updater applied since the last status
 	// write (the next step reports it).
@@ -230,8 +229,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	p, err := r.step(ctx, &m, st, now, log)
 	st.last, st.gen = now, m.Generation
 	applied := r.report(&m, st)
-	wrote := !equality.Semantic.DeepEqual(orig.Status, m.Status)
-	if perr := r.patchStatus(ctx, orig, &m); perr != nil {
+	wrote, perr := r.patchStatus(ctx, orig, &m)
+	if perr != nil {
 		st.add(applied)
 		err = errors.Join(err, perr)
 	}
@@ -524,8 +523,7 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 		// step being refused.
 		r.cfg.log.Warn("trajectory store out of step with the controller; starting a new episode",
 			"mpa", app, "episode", st.episode, "step", st.t, "err", err)
-		st.episode++
-		st.t, st.episodeReward = 0, 0
+		st.episode, st.t = st.episode+1, 0
 		done = pol.Agent.EpisodeLength <= 1
 		s.Episode, s.T, s.Done = st.episode, 0, done
 		err = r.store.Append(ctx, s)
@@ -533,13 +531,11 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 	if err != nil {
 		return fmt.Errorf("trajectory %s episode %d step %d: %w", app, st.episode, st.t, err)
 	}
-	st.episodeReward += reward
 	st.t++
 	if !done {
 		return nil
 	}
-	st.episode++
-	st.t, st.episodeReward = 0, 0
+	st.episode, st.t = st.episode+1, 0
 	ag.Episode = st.episode
 	eps, err := r.store.RecentEpisodes(ctx, app, pol.Agent.Thresholds.Window)
 	if err != nil {
@@ -566,7 +562,7 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 // the step if the store has it, and record starts the next episode.
 func (r *Reconciler) resume(ctx context.Context, app string, st *mpaState, ag *v1alpha1.AgentStatus, episodeLen int, now time.Time) {
 	st.resumed = true
-	st.episode, st.t, st.episodeReward = ag.Episode, 0, 0
+	st.episode, st.t = ag.Episode, 0
 	window := time.Duration(episodeLen+2) * r.cfg.step
 	trs, err := r.store.Range(ctx, app, now.Add(-window), now)
 	if err != nil {
@@ -586,13 +582,10 @@ func (r *Reconciler) resume(ctx context.Context, app string, st *mpaState, ag *v
 		return
 	}
 	st.episode, st.t = last.Episode.Episode, end.T+1
-	for _, s := range last.Steps {
-		st.episodeReward += s.Reward
-	}
 	if last.Steps[0].T != 0 {
 		// The episode began before the window: its earlier steps are
 		// too far back to continue it; start the next one.
-		st.episode, st.t, st.episodeReward = last.Episode.Episode+1, 0, 0
+		st.episode, st.t = last.Episode.Episode+1, 0
 	}
 }
 
@@ -803,13 +796,14 @@ func (r *Reconciler) event(m *v1alpha1.MultidimPodAutoscaler, typ, reason, msg s
 }
 
 // patchStatus writes the status fields this step changed (a merge patch,
-// so an external recommender's writes to other fields survive).
-func (r *Reconciler) patchStatus(ctx context.Context, orig, m *v1alpha1.MultidimPodAutoscaler) error {
+// so an external recommender's writes to other fields survive) and says
+// whether the status had changed (a write was made).
+func (r *Reconciler) patchStatus(ctx context.Context, orig, m *v1alpha1.MultidimPodAutoscaler) (wrote bool, err error) {
 	if equality.Semantic.DeepEqual(orig.Status, m.Status) {
 		// Written only when it changed (upstream HPA's
 		// updateStatusIfNeeded).
 		r.cfg.metrics.statusWrites.WithLabelValues("unchanged").Inc()
-		return nil
+		return false, nil
 	}
 	r.cfg.metrics.statusWrites.WithLabelValues("written").Inc()
 	defer func(began time.Time) {
@@ -818,9 +812,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, orig, m *v1alpha1.Multidim
 	if err := r.c.Status().Patch(ctx, m, client.MergeFrom(orig)); err != nil {
 		r.cfg.metrics.errors.WithLabelValues("status").Inc()
 		if apierrors.IsNotFound(err) {
-			return nil
+			return true, nil
 		}
-		return fmt.Errorf("status of %s/%s: %w", m.Namespace, m.Name, err)
+		return true, fmt.Errorf("status of %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	return nil
+	return true, nil
 }

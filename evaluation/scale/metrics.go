@@ -24,7 +24,6 @@ const (
 	metricActuationDelay  = "aware_controller_actuation_delay_seconds"
 	metricRequests        = "rest_client_requests_total"
 	metricLastRound       = "aware_controller_last_round"
-	metricStatusWrites    = "aware_controller_status_writes_total"
 )
 
 // counters are the controller's counters at one moment.
@@ -44,10 +43,8 @@ type counters struct {
 	Actuations              map[string]float64
 	Decisions, DelaySeconds float64
 	// LastRound is the controller's last complete round by field (start
-	// in Unix seconds, seconds, steps): a gauge, not a counter.
+	// in Unix seconds, seconds, steps, written): a gauge, not a counter.
 	LastRound map[string]float64
-	// StatusWrites counts steps by whether their status was written.
-	StatusWrites map[string]float64
 }
 
 // since is c minus an earlier c0: what happened in between.
@@ -66,7 +63,7 @@ func (c counters) since(c0 counters) counters {
 		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
 		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
 		Actuations: sub(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
-		LastRound: c.LastRound, StatusWrites: sub(c.StatusWrites, c0.StatusWrites),
+		LastRound: c.LastRound,
 	}
 }
 
@@ -110,7 +107,7 @@ func parseCounters(r io.Reader) (counters, error) {
 		return counters{}, fmt.Errorf("controller metrics: %w", err)
 	}
 	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}, Actuations: map[string]float64{},
-		LastRound: map[string]float64{}, StatusWrites: map[string]float64{}}
+		LastRound: map[string]float64{}}
 	byLabel := func(name, label string, into map[string]float64) {
 		f := fams[name]
 		if f == nil {
@@ -123,7 +120,6 @@ func parseCounters(r io.Reader) (counters, error) {
 	byLabel(metricErrors, "where", c.Errors)
 	byLabel(metricRequests, "method", c.Requests)
 	byLabel(metricActuations, "kind", c.Actuations)
-	byLabel(metricStatusWrites, "result", c.StatusWrites)
 	if f := fams[metricLastRound]; f != nil {
 		for _, m := range f.GetMetric() {
 			c.LastRound[labelValue(m, "field")] = m.GetGauge().GetValue()

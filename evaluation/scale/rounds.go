@@ -6,7 +6,7 @@ import (
 )
 
 // Round is one measured round as the controller reports it
-// (aware_controller_last_round, aware_controller_status_writes_total).
+// (aware_controller_last_round).
 type Round struct {
 	// Start is the round's boundary T, a multiple of the step in wall-clock
 	// time: the controller begins every MPA's step at T.
