@@ -64,27 +64,16 @@ func (b *BCQ) Load(path string) error {
 		return fmt.Errorf("bootstrap: Load %s: checkpoint is %s state %d action %d latent %d hidden %v/%v, agent is bcq state %d action %d latent %d hidden %v/%v",
 			path, m.Algo, m.StateDim, m.ActionDim, m.Latent, m.Hidden, m.VAEHidden, b.stateDim, b.actionDim, b.latent, b.cfg.Hidden, b.cfg.VAEHidden)
 	}
-	// Load into copies first so that a failure leaves the agent unchanged.
 	nets := b.networks()
-	copies := make([]*rl.MLP, len(nets))
+	rs := make([]rl.Restore, len(nets))
 	for i, n := range nets {
-		copies[i] = n.net.Clone()
-		if err := c.LoadParams(n.name, copies[i].Params()); err != nil {
-			return fmt.Errorf("bootstrap: Load %s: %w", path, err)
+		rs[i] = rl.Restore{Name: n.name, Params: n.net.Params()}
+		if i < len(b.trained) { // the trained networks lead nets
+			rs[i].AdamName, rs[i].Adam = n.name+"-adam", b.opt[i]
 		}
 	}
-	opts := make([]*rl.Adam, len(b.trained)) // the trained networks lead nets
-	for i, n := range b.trained {
-		opts[i] = rl.NewAdam(b.cfg.LR)
-		if err := c.LoadAdam(n.name+"-adam", opts[i], copies[i].Params()); err != nil {
-			return fmt.Errorf("bootstrap: Load %s: %w", path, err)
-		}
-	}
-	for i, n := range nets {
-		copy(n.net.Params().Values(), copies[i].Params().Values())
-	}
-	for i, o := range opts {
-		*b.opt[i] = *o
+	if err := c.Restore(rs...); err != nil {
+		return fmt.Errorf("bootstrap: Load %s: %w", path, err)
 	}
 	b.steps, b.updates = m.Steps, m.Updates
 	return nil

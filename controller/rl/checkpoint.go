@@ -121,6 +121,42 @@ func (c *Checkpoint) LoadAdam(name string, o *Adam, p *Params) error {
 	return nil
 }
 
+// Restore is one entry of Checkpoint.Restore: the values of Params under
+// Name and, when Adam is set, that optimiser's state under AdamName.
+type Restore struct {
+	Name     string
+	Params   *Params
+	AdamName string
+	Adam     *Adam
+}
+
+// Restore loads every entry of rs all or none: each is loaded into a copy
+// first (LoadParams, LoadAdam), and rs's Params and Adams are written only
+// when every entry loaded, so that a bad checkpoint changes nothing.
+func (c *Checkpoint) Restore(rs ...Restore) error {
+	vals := make([]*Params, len(rs))
+	opts := make([]Adam, len(rs))
+	for i, r := range rs {
+		vals[i] = NewParams(r.Params.Len())
+		if err := c.LoadParams(r.Name, vals[i]); err != nil {
+			return err
+		}
+		if r.Adam != nil {
+			opts[i] = *r.Adam
+			if err := c.LoadAdam(r.AdamName, &opts[i], vals[i]); err != nil {
+				return err
+			}
+		}
+	}
+	for i, r := range rs {
+		copy(r.Params.values, vals[i].values)
+		if r.Adam != nil {
+			*r.Adam = opts[i]
+		}
+	}
+	return nil
+}
+
 func (c *Checkpoint) lookup(name string) ([]float64, error) {
 	v, ok := c.entries[name]
 	if !ok {

@@ -75,6 +75,32 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	assert.Empty(t, v)
 }
 
+func TestCheckpointRestoreAllOrNone(t *testing.T) {
+	path, m, opt := writeSample(t)
+	c, err := rl.ReadCheckpoint(path)
+	require.NoError(t, err)
+
+	// An entry that fails (missing) leaves every destination unchanged,
+	// also those listed before it.
+	m2, opt2 := m.Clone(), rl.NewAdam(1e-3)
+	clear(m2.Params().Values())
+	other := rl.NewParams(3)
+	err = c.Restore(rl.Restore{Name: "actor", Params: m2.Params(), AdamName: "actor-adam", Adam: opt2},
+		rl.Restore{Name: "critic", Params: other})
+	require.ErrorContains(t, err, `no entry "critic"`)
+	assert.Equal(t, make([]float64, m.Params().Len()), m2.Params().Values())
+	assert.Zero(t, opt2.Steps())
+
+	// All present: values and optimiser state restored.
+	require.NoError(t, c.Restore(rl.Restore{Name: "actor", Params: m2.Params(), AdamName: "actor-adam", Adam: opt2}))
+	assert.Equal(t, m.Params().Values(), m2.Params().Values())
+	assert.Equal(t, opt.Steps(), opt2.Steps())
+	copy(m2.Params().Grads(), m.Params().Grads())
+	opt.Step(m.Params())
+	opt2.Step(m2.Params())
+	assert.Equal(t, m.Params().Values(), m2.Params().Values(), "the restored optimiser continues like the original")
+}
+
 func TestCheckpointFreshAdam(t *testing.T) {
 	c := rl.NewCheckpoint()
 	c.PutAdam("opt", rl.NewAdam(1e-3))

@@ -56,33 +56,18 @@ func (a *Agent) Load(path string) error {
 		return fmt.Errorf("ddpg: Load %s: checkpoint is %s state %d action %d hidden %v, agent is ddpg state %d action %d hidden %v",
 			path, m.Algo, m.StateDim, m.ActionDim, m.Hidden, a.stateDim, a.actionDim, a.cfg.Hidden)
 	}
-	// Load into copies first so that a failure leaves the agent unchanged.
-	actor, critic, at, ct := a.actor.Clone(), a.critic.Clone(), a.actorTarget.Clone(), a.criticTarget.Clone()
-	aopt, copt := rl.NewAdam(a.cfg.ActorLR), rl.NewAdam(a.cfg.CriticLR)
-	steps := []struct {
-		name string
-		p    *rl.Params
-	}{{"actor", actor.Params()}, {"critic", critic.Params()}, {"actor-target", at.Params()}, {"critic-target", ct.Params()}}
-	for _, s := range steps {
-		if err := c.LoadParams(s.name, s.p); err != nil {
-			return fmt.Errorf("ddpg: Load %s: %w", path, err)
-		}
-	}
-	if err := c.LoadAdam("actor-adam", aopt, actor.Params()); err != nil {
-		return fmt.Errorf("ddpg: Load %s: %w", path, err)
-	}
-	if err := c.LoadAdam("critic-adam", copt, critic.Params()); err != nil {
-		return fmt.Errorf("ddpg: Load %s: %w", path, err)
-	}
 	ou, ok := c.Get("ou-noise")
 	if !ok || len(ou) != a.actionDim {
 		return fmt.Errorf("ddpg: Load %s: entry \"ou-noise\" missing or not %d values", path, a.actionDim)
 	}
-	copy(a.actor.Params().Values(), actor.Params().Values())
-	copy(a.critic.Params().Values(), critic.Params().Values())
-	copy(a.actorTarget.Params().Values(), at.Params().Values())
-	copy(a.criticTarget.Params().Values(), ct.Params().Values())
-	*a.actorOpt, *a.criticOpt = *aopt, *copt
+	if err := c.Restore(
+		rl.Restore{Name: "actor", Params: a.actor.Params(), AdamName: "actor-adam", Adam: a.actorOpt},
+		rl.Restore{Name: "critic", Params: a.critic.Params(), AdamName: "critic-adam", Adam: a.criticOpt},
+		rl.Restore{Name: "actor-target", Params: a.actorTarget.Params()},
+		rl.Restore{Name: "critic-target", Params: a.criticTarget.Params()},
+	); err != nil {
+		return fmt.Errorf("ddpg: Load %s: %w", path, err)
+	}
 	copy(a.ou, ou)
 	a.eps, a.steps, a.updates = m.Epsilon, m.Steps, m.Updates
 	return nil

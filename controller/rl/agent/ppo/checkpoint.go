@@ -56,25 +56,13 @@ func (a *Agent) Load(path string) error {
 		return fmt.Errorf("ppo: Load %s: checkpoint is %s %s state %d action %d hidden %v, agent is ppo %s state %d action %d hidden %v",
 			path, m.Algo, m.Head, m.StateDim, m.ActionDim, m.Hidden, a.head, a.stateDim, a.actionDim, a.cfg.Hidden)
 	}
-	// Load into copies first so that a failure leaves the agent unchanged.
-	actor, critic, ls := a.actor.Clone(), a.critic.Clone(), rl.NewParams(a.logStd.Len())
-	aopt, copt, lopt := rl.NewAdam(a.cfg.LR), rl.NewAdam(a.cfg.LR), rl.NewAdam(a.cfg.LR)
-	for _, s := range []struct {
-		name string
-		p    *rl.Params
-		o    *rl.Adam
-	}{{"actor", actor.Params(), aopt}, {"critic", critic.Params(), copt}, {"log-std", ls, lopt}} {
-		if err := c.LoadParams(s.name, s.p); err != nil {
-			return fmt.Errorf("ppo: Load %s: %w", path, err)
-		}
-		if err := c.LoadAdam(s.name+"-adam", s.o, s.p); err != nil {
-			return fmt.Errorf("ppo: Load %s: %w", path, err)
-		}
+	if err := c.Restore(
+		rl.Restore{Name: "actor", Params: a.actor.Params(), AdamName: "actor-adam", Adam: a.actorOpt},
+		rl.Restore{Name: "critic", Params: a.critic.Params(), AdamName: "critic-adam", Adam: a.criticOpt},
+		rl.Restore{Name: "log-std", Params: a.logStd, AdamName: "log-std-adam", Adam: a.logStdOpt},
+	); err != nil {
+		return fmt.Errorf("ppo: Load %s: %w", path, err)
 	}
-	copy(a.actor.Params().Values(), actor.Params().Values())
-	copy(a.critic.Params().Values(), critic.Params().Values())
-	copy(a.logStd.Values(), ls.Values())
-	*a.actorOpt, *a.criticOpt, *a.logStdOpt = *aopt, *copt, *lopt
 	a.steps, a.updates = m.Steps, m.Updates
 	a.states, a.next, a.raw, a.index, a.rewards, a.done = a.states[:0], a.next[:0], a.raw[:0], a.index[:0], a.rewards[:0], a.done[:0]
 	a.hasPending = false
