@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,8 +78,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	opts := ctrl.Options{
 		Scheme: scheme, Logger: logger,
-		Metrics:                metricsserver.Options{BindAddress: orDefault(cfg.MetricsAddr, "0")},
-		HealthProbeBindAddress: orDefault(cfg.ProbeAddr, "0"),
+		Metrics:                metricsserver.Options{BindAddress: cmp.Or(cfg.MetricsAddr, "0")},
+		HealthProbeBindAddress: cmp.Or(cfg.ProbeAddr, "0"),
 	}
 	if cfg.Namespace != "" {
 		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{cfg.Namespace: {}}}
@@ -113,11 +114,4 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cfg.Log.Info("agent runner starting", "namespace", cfg.Namespace, "recommender", r.cfg.name, "step", r.cfg.step, "trainers", r.cfg.trainers, "dir", cfg.Dir)
 	return mgr.Start(ctx)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,8 +121,8 @@ func Run(ctx context.Context, cfg Config) error {
 	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
-		Metrics:                       metricsserver.Options{BindAddress: orDefault(cfg.MetricsAddr, "0"), ExtraHandlers: profilingHandlers(cfg.Profiling)},
-		HealthProbeBindAddress:        orDefault(cfg.ProbeAddr, "0"),
+		Metrics:                       metricsserver.Options{BindAddress: cmp.Or(cfg.MetricsAddr, "0"), ExtraHandlers: profilingHandlers(cfg.Profiling)},
+		HealthProbeBindAddress:        cmp.Or(cfg.ProbeAddr, "0"),
 		LeaderElection:                cfg.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       cfg.LeaderElectionNamespace,
@@ -192,11 +193,4 @@ func profilingHandlers(on bool) map[string]http.Handler {
 		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
 		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -271,16 +271,9 @@ func (t *Twin) Start(ctx context.Context) error {
 				return
 			}
 		}
-		t.log.Info("twin: watching", "namespace", orDefault(t.cfg.namespace, "(all)"), "selector", t.cfg.selector, "apps", len(t.apps))
+		t.log.Info("twin: watching", "namespace", cmp.Or(t.cfg.namespace, "(all)"), "selector", t.cfg.selector, "apps", len(t.apps))
 	})
 	return t.startErr
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Inject applies instability scenario s (paper §2.3: a payload change or a
