@@ -5,17 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aware-autoscaler/aware/controller/bootstrap"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/controller/rl/agent/ppo"
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
@@ -28,7 +31,7 @@ import (
 type bootstrapFlags struct {
 	poolFlags
 	apps, episodes, records, updates int
-	workers                          int
+	simEpisodes, workers             int
 	seed                             uint64
 	out                              string
 	phis                             []float64
@@ -39,26 +42,37 @@ const (
 	armRule    = "rule-based (HPA+VPA)"
 	armNone    = "no bootstrapping (DDPG)"
 	armOffline = "bootstrapped: plain offline DDPG"
+	armNonePPO = "no bootstrapping (PPO)"
+	armFitted  = "bootstrapped: PPO on the fitted simulator"
 )
 
 func bcqArm(phi float64) string { return fmt.Sprintf("bootstrapped: BCQ Φ=%g", phi) }
 
-// bootstrapArms are the arms in table order.
-func bootstrapArms(phis []float64) []string {
-	out := []string{armRule, armNone}
+// offlineArms are the arms that train a DDPG-style agent on the records.
+func offlineArms(phis []float64) []string {
+	var out []string
 	for _, p := range phis {
 		out = append(out, bcqArm(p))
 	}
 	return append(out, armOffline)
 }
 
+// bootstrapArms are the arms in table order; the PPO pair when ppo.
+func bootstrapArms(phis []float64, ppo bool) []string {
+	out := append([]string{armRule, armNone}, offlineArms(phis)...)
+	if ppo {
+		out = append(out, armNonePPO, armFitted)
+	}
+	return out
+}
+
 func newBootstrapCmd() *cobra.Command {
-	fl := bootstrapFlags{apps: 10, episodes: 200, records: 20, updates: 5000, workers: 2, phis: []float64{0, 0.05}}
+	fl := bootstrapFlags{apps: 10, episodes: 200, records: 20, updates: 5000, simEpisodes: 1500, workers: 2, phis: []float64{0, 0.05}}
 	cmd := &cobra.Command{
 		Use:   "bootstrap",
 		Short: "Measure bootstrapping: the first episodes of a new application with and without it",
 		Long: `Runs the first --episodes episodes of the life of each of the first --apps applications of the
-pool's test split on the simulator, four ways, each episode reset with the same seed:
+pool's test split on the simulator, six ways, each episode reset with the same seed:
 
   rule-based            HPA+VPA with the application's tuned CPU target throughout;
   no bootstrapping      a fresh DDPG agent acts and trains from the first episode;
@@ -67,7 +81,18 @@ pool's test split on the simulator, four ways, each episode reset with the same 
                         alone (--updates updates), then acts and keeps training; one arm per
                         perturbation bound in --phi (0: the project's default; 0.05: the
                         BCQ paper's);
-  plain offline DDPG    the same, with DDPG trained on the same records instead of BCQ.
+  plain offline DDPG    the same, with DDPG trained on the same records instead of BCQ;
+  no bootstrapping (PPO)  a fresh PPO agent (Gaussian head) acts and trains from the first
+                        episode;
+  PPO on the fitted simulator  OFFLINE as above; a simulator of the application is fitted
+                        from the recorded metrics (controller/bootstrap.Fit: CPU per request,
+                        working set, service-time quantiles; load replaying the recorded
+                        arrivals), a fresh PPO agent trains in it for --sim-episodes episodes
+                        (random start points in the recorded load), then acts and keeps
+                        training. The fit's error is measured on the last fifth of the
+                        records, held back from a fit on the first four fifths (the agent's
+                        simulator is then fitted on all of them). --sim-episodes 0 leaves
+                        both PPO arms out.
 
 T_online, the reward at which the paper's Algorithm 1 lets the agent act, is the fallback's own
 mean episode reward over the records; the report prints it with each arm's reward at the
@@ -85,6 +110,7 @@ Writes report.md and results.json into --out.`,
 	f.IntVar(&fl.episodes, "episodes", fl.episodes, "episodes of each application's life")
 	f.IntVar(&fl.records, "records", fl.records, "episodes the fallback acts and is recorded in before a bootstrapped agent acts")
 	f.IntVar(&fl.updates, "updates", fl.updates, "offline training updates on the records")
+	f.IntVar(&fl.simEpisodes, "sim-episodes", fl.simEpisodes, "episodes PPO trains in the fitted simulator before it acts (0: no PPO arms)")
 	f.IntVar(&fl.workers, "workers", fl.workers, "applications run in parallel")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the episodes and the agents")
 	fl.poolFlags.register(f)
@@ -107,6 +133,20 @@ type bootstrapArm struct {
 	// OfflineMeanQ is the critic's mean value of the recorded actions
 	// after offline training (bootstrapped arms).
 	OfflineMeanQ float64 `json:"offlineMeanQ,omitempty"`
+	// SimRewards are the rewards of the episodes in the fitted simulator
+	// (the PPO arm on it).
+	SimRewards       []float64 `json:"simRewards,omitempty"`
+	SimSLOViolations []int     `json:"simSloViolations,omitempty"`
+}
+
+// bootstrapFit is the fitted simulator of one application in
+// results.json: its error on the held-back records, the model the agent
+// trained in, and the true model's CPU per request and p99 for comparison.
+type bootstrapFit struct {
+	HeldBack bootstrap.FitError `json:"heldBack"`
+	Fitted   bootstrap.Fitted   `json:"fitted"`
+	TrueCPU  float64            `json:"trueCPUPerRequest"`
+	TrueP99  float64            `json:"trueIsolatedP99"`
 }
 
 // bootstrapApp is one application in results.json.
@@ -115,6 +155,7 @@ type bootstrapApp struct {
 	CPUTarget float64                 `json:"hpaTarget"`
 	TOnline   float64                 `json:"tOnline"`
 	Arms      map[string]bootstrapArm `json:"arms"`
+	Fit       *bootstrapFit           `json:"fit,omitempty"`
 }
 
 // bootstrapReport is results.json.
@@ -122,6 +163,7 @@ type bootstrapReport struct {
 	Episodes int            `json:"episodes"`
 	Records  int            `json:"records"`
 	Updates  int            `json:"offlineUpdates"`
+	SimEps   int            `json:"simEpisodes"`
 	Seed     uint64         `json:"seed"`
 	Phis     []float64      `json:"bcqPhis"`
 	Apps     []bootstrapApp `json:"apps"`
@@ -132,6 +174,9 @@ func runBootstrap(ctx context.Context, out, progress io.Writer, fl bootstrapFlag
 		if !(p >= 0 && p <= 2) {
 			return fmt.Errorf("--phi %g: a perturbation bound is in [0, 2]", p)
 		}
+	}
+	if fl.simEpisodes < 0 {
+		return fmt.Errorf("--sim-episodes %d must not be negative", fl.simEpisodes)
 	}
 	if fl.apps < 1 || fl.records < 1 || fl.updates < 1 || fl.workers < 1 || fl.episodes <= fl.records || fl.step <= 0 {
 		return fmt.Errorf("--apps %d, --records %d, --updates %d, --workers %d and --step %s must be positive and --episodes %d above --records",
@@ -146,8 +191,12 @@ func runBootstrap(ctx context.Context, out, progress io.Writer, fl bootstrapFlag
 	}
 	fmt.Fprintf(out, "bootstrapping on %d test-split applications: %d episodes each, the first %d recorded from HPA+VPA for the bootstrapped arms, %d offline updates\n",
 		len(apps), fl.episodes, fl.records, fl.updates)
-	rep := bootstrapReport{Episodes: fl.episodes, Records: fl.records, Updates: fl.updates, Seed: fl.seed, Phis: fl.phis, Apps: make([]bootstrapApp, len(apps))}
-	b := newBar(progress, "bootstrap", len(apps)*(2*fl.episodes+(1+len(fl.phis))*(fl.episodes-fl.records)))
+	rep := bootstrapReport{Episodes: fl.episodes, Records: fl.records, Updates: fl.updates, SimEps: fl.simEpisodes, Seed: fl.seed, Phis: fl.phis, Apps: make([]bootstrapApp, len(apps))}
+	perApp := 2*fl.episodes + (1+len(fl.phis))*(fl.episodes-fl.records)
+	if fl.simEpisodes > 0 {
+		perApp += fl.episodes + fl.simEpisodes + fl.episodes - fl.records
+	}
+	b := newBar(progress, "bootstrap", len(apps)*perApp)
 	var (
 		mu   sync.Mutex
 		done int
@@ -220,7 +269,13 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 	if err != nil {
 		return res, err
 	}
-	rule, steps, err := train.Record(ctx, env, rec, fl.step, train.Config{Episodes: fl.episodes, Seed: seed, Progress: tick})
+	var metrics []gym.Metrics // what Prometheus reported in the records' steps
+	observe := func(ep, _ int, info gym.Info) {
+		if ep < fl.records {
+			metrics = append(metrics, info.Metrics)
+		}
+	}
+	rule, steps, err := train.Record(ctx, env, rec, fl.step, train.Config{Episodes: fl.episodes, Seed: seed, Progress: tick, Observe: observe})
 	if err != nil {
 		return res, fmt.Errorf("rule-based: %w", err)
 	}
@@ -280,7 +335,71 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 		ba.OfflineMeanQ = st.MeanQ
 		res.Arms[a.name] = ba
 	}
+	if fl.simEpisodes == 0 {
+		return res, nil
+	}
+
+	// PPO: fresh, or trained first in a simulator fitted from the records.
+	newPPO := func(i uint64) (agent.Agent, error) { return ppo.NewContinuous(gym.StateDim, gym.ActDim, rnd(i)) }
+	ag, err := newPPO(4)
+	if err != nil {
+		return res, err
+	}
+	if res.Arms[armNonePPO], err = online(armNonePPO, ag, 0); err != nil {
+		return res, err
+	}
+	fit, fitEnv, err := fittedSimulator(prof, sa, env.(*sim.AppEnv).Cluster().Model(0), metrics, fl.step)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", armFitted, err)
+	}
+	res.Fit = fit
+	if ag, err = newPPO(5); err != nil {
+		return res, err
+	}
+	simEps, err := train.Run(ctx, fitEnv, ag, train.Config{Episodes: fl.simEpisodes, Seed: seed + 7_000, Explore: true, Progress: tick})
+	if err != nil {
+		return res, fmt.Errorf("%s: in the fitted simulator: %w", armFitted, err)
+	}
+	ba, err := online(armFitted, ag, fl.records)
+	if err != nil {
+		return res, err
+	}
+	for _, e := range simEps {
+		ba.SimRewards = append(ba.SimRewards, e.Reward)
+		ba.SimSLOViolations = append(ba.SimSLOViolations, e.SLOViolations)
+	}
+	res.Arms[armFitted] = ba
 	return res, nil
+}
+
+// fittedSimulator fits a simulator of application sa from metrics, the
+// steps of its records: first on their first four fifths, measured on the
+// last fifth, then on all of them for the environment returned (random
+// start points in the recorded load). truth is sa's true model, reported
+// beside the fit.
+func fittedSimulator(prof *calibration.Profile, sa sim.App, truth sim.Model, metrics []gym.Metrics, step time.Duration) (*bootstrapFit, gym.Env, error) {
+	cut := len(metrics) * 4 / 5
+	part, err := bootstrap.Fit(metrics[:cut], sa.Concurrency, step)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fit on the first %d of %d recorded steps: %w", cut, len(metrics), err)
+	}
+	f, err := bootstrap.Fit(metrics, sa.Concurrency, step)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fit on the %d recorded steps: %w", len(metrics), err)
+	}
+	arrivals := make([]float64, len(metrics))
+	for i, m := range metrics {
+		arrivals[i] = m.ArrivalRate
+	}
+	app, err := f.App(sa.Name+"-fitted", sa.SLO, arrivals, sa.Initial)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := sim.NewEnv(prof, app, append(f.Options(), sim.WithStep(step), sim.WithRandomStart())...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &bootstrapFit{HeldBack: part.Error(metrics[cut:], step), Fitted: f, TrueCPU: truth.CPU, TrueP99: truth.P99}, env, nil
 }
 
 // tOnline is the mean of the applications' T_online.
@@ -308,7 +427,7 @@ func bootstrapMarkdown(r bootstrapReport) string {
 		fmt.Fprintf(&b, " reward, first %d | SLO violations / episode, first %d |", w, w)
 	}
 	fmt.Fprintf(&b, " reward of the first acting episode | T_online |\n|---|%s---:|---:|\n", strings.Repeat("---:|---:|", len(windows)))
-	for _, name := range bootstrapArms(r.Phis) {
+	for _, name := range bootstrapArms(r.Phis, r.SimEps > 0) {
 		fmt.Fprintf(&b, "| %s |", name)
 		for _, w := range windows {
 			var rew, vio float64
@@ -333,7 +452,7 @@ func bootstrapMarkdown(r bootstrapReport) string {
 		fmt.Fprintf(&b, " %s | %.1f |\n", sw, t)
 	}
 	fmt.Fprintf(&b, "\nThe offline critics' mean value of the recorded actions after the offline updates (with γ = 0.99 and about %.2f reward per step in the records, a converged critic's is near %.0f):", tOnline(r)/100, tOnline(r))
-	for _, name := range bootstrapArms(r.Phis)[2:] {
+	for _, name := range offlineArms(r.Phis) {
 		v := 0.0
 		for _, a := range r.Apps {
 			v += a.Arms[name].OfflineMeanQ / float64(len(r.Apps))
@@ -341,5 +460,37 @@ func bootstrapMarkdown(r bootstrapReport) string {
 		fmt.Fprintf(&b, " %s %.1f;", name, v)
 	}
 	b.WriteString("\n")
+	if r.SimEps > 0 {
+		b.WriteString(fitMarkdown(r))
+	}
+	return b.String()
+}
+
+// fitMarkdown is the report's section on the fitted simulators.
+func fitMarkdown(r bootstrapReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThe simulators PPO trained in (%d episodes each), fitted from the recorded metrics: median relative error of the predictions on the last fifth of the records, held back from a fit on the first four fifths (steps usable for each: CPU / memory / latency), and the fitted CPU per request and isolated p99 over the true ones.\n\n", r.SimEps)
+	b.WriteString("| application | CPU | memory | p50 | p95 | p99 | steps | CPU/request fitted / true | isolated p99 fitted / true | reward / SLO violations in the fitted simulator, last 10 episodes |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	pct := func(x float64) string {
+		if math.IsNaN(x) {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f %%", 100*x)
+	}
+	for _, a := range r.Apps {
+		if a.Fit == nil {
+			continue
+		}
+		e := a.Fit.HeldBack
+		arm := a.Arms[armFitted]
+		n := len(arm.SimRewards)
+		last, vio := 0.0, 0.0
+		for i := max(0, n-10); i < n; i++ {
+			last += arm.SimRewards[i] / float64(min(10, n))
+			vio += float64(arm.SimSLOViolations[i]) / float64(min(10, n))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d / %d / %d | %.3f | %.3f | %.1f / %.1f |\n", a.Name, pct(e.CPU), pct(e.Memory), pct(e.LatencyP50), pct(e.LatencyP95), pct(e.LatencyP99),
+			e.CPURows, e.MemoryRows, e.LatencyRows, a.Fit.Fitted.Model.CPU/a.Fit.TrueCPU, a.Fit.Fitted.Model.P99/a.Fit.TrueP99, last, vio)
+	}
 	return b.String()
 }

@@ -7,4 +7,8 @@
 // 2019): a generative model of the recorded actions keeps the policy near
 // them. Offline trains any agent.Agent on a fixed set of transitions and
 // reports how far its critic's values are from the returns it then earns.
+// An on-policy agent (PPO) cannot learn from another controller's actions;
+// its route is Fit: a simulator of the application (the project's
+// calibrated simulator, workloads/sim) fitted from the metrics the records
+// hold, in which the agent trains before it acts.
 package bootstrap

@@ -48,6 +48,10 @@ type Config struct {
 	MaxSteps int
 	// Progress is called after each episode.
 	Progress func(Episode)
+	// Observe, when set, sees every step's outcome: its episode, its index
+	// within the episode and what the environment reported (the metrics a
+	// simulator is fitted from, controller/bootstrap.Fit).
+	Observe func(episode, step int, info gym.Info)
 }
 
 // policy chooses the allocation target (replicas, CPU cores, memory bytes)
@@ -116,6 +120,9 @@ func loop(ctx context.Context, env gym.Env, p policy, cfg Config) ([]Episode, er
 			done := term || trunc || step == cfg.MaxSteps-1
 			if updates, err = p.learn(obs, r, next, term); err != nil {
 				return out, fmt.Errorf("train: episode %d step %d: update: %w", ep, step, err)
+			}
+			if cfg.Observe != nil {
+				cfg.Observe(ep, step, nextInfo)
 			}
 			cu, mu := gym.Utilization(nextInfo.Metrics)
 			e.Reward += r

@@ -40,11 +40,21 @@ func TestRunContinuousFake(t *testing.T) {
 	// Always the middle of the box: 10–11 replicas, about 1 core, 1.6 GiB.
 	f := agent.NewFake([]float64{0, 0, 0})
 	var seen []Episode
-	eps, err := Run(context.Background(), env(t, 10), f, Config{Episodes: 3, Seed: 1, Explore: true, Progress: func(e Episode) { seen = append(seen, e) }})
+	var observed [3]int
+	var cpu [3]float64
+	eps, err := Run(context.Background(), env(t, 10), f, Config{Episodes: 3, Seed: 1, Explore: true, Progress: func(e Episode) { seen = append(seen, e) },
+		Observe: func(ep, step int, info gym.Info) {
+			assert.Equal(t, observed[ep], step, "steps in order")
+			assert.Equal(t, step+1, info.Step)
+			observed[ep]++
+			cpu[ep] += info.Metrics.CPULimit / 10
+		}})
 	require.NoError(t, err)
 	require.Len(t, eps, 3)
 	assert.Equal(t, eps, seen)
-	for _, e := range eps {
+	assert.Equal(t, [3]int{10, 10, 10}, observed, "Observe sees every step")
+	for i, e := range eps {
+		assert.InDelta(t, e.CPU, cpu[i], 1e-12, "the metrics the episode summarises")
 		assert.Equal(t, 10, e.Steps)
 		assert.Zero(t, e.Illegal)
 		assert.True(t, e.Reward > 0 && e.Reward <= 20)

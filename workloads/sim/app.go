@@ -45,6 +45,12 @@ type App struct {
 	// Concurrency is how many requests a pod's server runs at once; the
 	// rest wait in its queue holding little memory (0: unbounded).
 	Concurrency int
+	// Model, when set, is the application's per-request model as given
+	// (one fitted from recorded steps, controller/bootstrap), used instead
+	// of the one derived from Chain and the calibration profile; Chain may
+	// then be empty, and scenarios that change the chain cannot be
+	// injected.
+	Model *Model
 }
 
 // Validate names the first problem of a.
@@ -53,8 +59,13 @@ func (a App) Validate() error {
 	if a.Name == "" {
 		errs = append(errs, errors.New("name: empty"))
 	}
-	if len(a.Chain) == 0 {
-		errs = append(errs, errors.New("chain: empty"))
+	if len(a.Chain) == 0 && a.Model == nil {
+		errs = append(errs, errors.New("chain: empty (and no model given)"))
+	}
+	if a.Model != nil {
+		if err := a.Model.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if !(a.Speed > 0) {
 		errs = append(errs, fmt.Errorf("speed: %g must be positive", a.Speed))

@@ -153,6 +153,10 @@ func New(prof *calibration.Profile, apps []App, opts ...Option) (*Cluster, error
 		if err := apps[i].Validate(); err != nil {
 			return nil, fmt.Errorf("sim: apps[%d]: %w", i, err)
 		}
+		if apps[i].Model != nil {
+			c.st[i].model = *apps[i].Model
+			continue
+		}
 		m, err := NewModel(prof, apps[i].Chain, apps[i].Speed, cfg.overheads)
 		if err != nil {
 			return nil, fmt.Errorf("sim: apps[%d] (%s): %w", i, apps[i].Name, err)

@@ -36,6 +36,31 @@ type Model struct {
 	ServiceCPU float64
 }
 
+// Validate names the first field of m that no simulation can use: every
+// field finite and not negative, a positive CPU cost and median service
+// time, quantiles in order (P50 ≤ P95 ≤ P99) and a positive base working
+// set.
+func (m Model) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"cpu", m.CPU}, {"wait", m.Wait}, {"p50", m.P50}, {"p95", m.P95}, {"p99", m.P99}, {"cv2", m.CV2},
+		{"baseMemory", m.BaseMemory}, {"memoryPerRequest", m.MemoryPerRequest}, {"ioBytes", m.IOBytes}, {"netBytes", m.NetBytes}, {"serviceCPU", m.ServiceCPU}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 1) {
+			return fmt.Errorf("model: %s %g must be finite and not negative", f.name, f.v)
+		}
+	}
+	switch {
+	case !(m.CPU > 0) || !(m.P50 > 0):
+		return fmt.Errorf("model: cpu %g and p50 %g must be positive", m.CPU, m.P50)
+	case m.P95 < m.P50 || m.P99 < m.P95:
+		return fmt.Errorf("model: quantiles p50 %g ≤ p95 %g ≤ p99 %g out of order", m.P50, m.P95, m.P99)
+	case !(m.BaseMemory > 0):
+		return fmt.Errorf("model: baseMemory %g must be positive", m.BaseMemory)
+	}
+	return nil
+}
+
 // Overheads are the costs of serving a request over HTTP that calibration,
 // which runs chains in process, does not see. Fit them with `aware sim
 // validate`.

@@ -116,6 +116,9 @@ func (c *Cluster) Inject(i int, s Scenario) error {
 		a.Load.Scale *= 4
 		return nil
 	}
+	if a.Model != nil {
+		return fmt.Errorf("sim: inject %s into %s: the application has a given model and no chain to change", s, a.Name)
+	}
 	chain := s.Apply(a.Chain)
 	m, err := NewModel(c.prof, chain, a.Speed, c.cfg.overheads)
 	if err != nil {

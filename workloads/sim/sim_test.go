@@ -341,6 +341,31 @@ func TestValidation(t *testing.T) {
 	assert.ErrorContains(t, err, "alpha")
 	_, err = New(p, []App{good}, WithStep(0))
 	assert.ErrorContains(t, err, "step")
+
+	broken := good
+	broken.Chain, broken.Model = nil, &Model{CPU: 0.01, P50: 0.02, P95: 0.01, P99: 0.03, BaseMemory: 1e8}
+	_, err = New(p, []App{broken})
+	assert.ErrorContains(t, err, "quantiles")
+	broken.Model = nil
+	_, err = New(p, []App{broken})
+	assert.ErrorContains(t, err, "chain: empty")
+}
+
+// TestGivenModel: an application with a given model is simulated with it,
+// exactly as with the one the chain derives, and has no chain to change.
+func TestGivenModel(t *testing.T) {
+	p := profile(t)
+	app := testApp(40, Allocation{2, 0.5, 512 * gym.MiB})
+	app.Noise = 0.05
+	m, err := NewModel(p, app.Chain, app.Speed, DefaultOverheads())
+	require.NoError(t, err)
+	given := app
+	given.Chain, given.Model = nil, &m
+	_, want := run(t, app, 5)
+	c, got := run(t, given, 5)
+	assert.Equal(t, want, got)
+	assert.ErrorContains(t, c.Inject(0, MatrixSize), "no chain")
+	require.NoError(t, c.Inject(0, LoadHigh), "load scenarios need no chain")
 }
 
 func first(a, _ float64) float64  { return a }

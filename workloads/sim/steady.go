@@ -8,9 +8,9 @@ import "math"
 type Steady struct {
 	// CPUUtil is the pods' CPU usage over their limits.
 	CPUUtil float64
-	// LatencyP95 and LatencyP99 are in seconds; +Inf when the pods cannot
-	// keep up with the load.
-	LatencyP95, LatencyP99 float64
+	// LatencyP50, LatencyP95 and LatencyP99 are in seconds; +Inf when the
+	// pods cannot keep up with the load.
+	LatencyP50, LatencyP95, LatencyP99 float64
 	// Memory and MemoryPeak are a pod's mean and peak working set in bytes.
 	Memory, MemoryPeak float64
 }
@@ -28,7 +28,7 @@ func SteadyState(m Model, a Allocation, lambda float64, concurrency int, dt floa
 	c := defaultConfig()
 	pods := float64(max(a.Replicas, 0))
 	if pods == 0 || !(a.CPU > 0) || lambda < 0 {
-		return Steady{LatencyP95: math.Inf(1), LatencyP99: math.Inf(1)}
+		return Steady{LatencyP50: math.Inf(1), LatencyP95: math.Inf(1), LatencyP99: math.Inf(1)}
 	}
 	k := slots(concurrency)
 	perPod := lambda / pods
@@ -37,12 +37,13 @@ func SteadyState(m Model, a Allocation, lambda float64, concurrency int, dt floa
 	cpu := math.Min(perPod*m.CPU+c.idleCPU, a.CPU) / a.CPU
 	if rho >= c.maxRho {
 		peak := m.memory(k, k)
-		return Steady{CPUUtil: cpu, LatencyP95: math.Inf(1), LatencyP99: math.Inf(1), Memory: peak, MemoryPeak: peak}
+		return Steady{CPUUtil: cpu, LatencyP50: math.Inf(1), LatencyP95: math.Inf(1), LatencyP99: math.Inf(1), Memory: peak, MemoryPeak: peak}
 	}
 	d := newDelays(&m, a.CPU, rho, perPod, dt, c.delayShape)
 	n := perPod * d.mean(m.P50)
 	return Steady{
 		CPUUtil:    cpu,
+		LatencyP50: d.quantile(m.P50, 0.5),
 		LatencyP95: d.quantile(m.P95, 0.95),
 		LatencyP99: d.quantile(m.P99, 0.99),
 		Memory:     m.memory(n, k),

@@ -37,6 +37,7 @@ func TestSteadyStateIsTheSimulator(t *testing.T) {
 			require.True(t, st.Stable())
 			assert.InDelta(t, st.LatencyP99, got.LatencyP99, 1e-9*st.LatencyP99)
 			assert.InDelta(t, st.LatencyP95, got.LatencyP95, 1e-9*st.LatencyP95)
+			assert.InDelta(t, st.LatencyP50, got.LatencyP50, 1e-9*st.LatencyP50)
 			cpu, _ := gym.Utilization(got)
 			assert.InDelta(t, st.CPUUtil, cpu, 1e-9)
 			assert.InDelta(t, st.Memory, got.MemoryUsage/float64(tt.alloc.Replicas), 1)
