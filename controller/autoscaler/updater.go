@@ -131,7 +131,7 @@ func (r *Reconciler) actuate(ctx context.Context, p *plan) {
 	if !p.resize {
 		return
 	}
-	pods, err := TargetPods(ctx, r.c, m.Namespace, scale.Status.Selector)
+	pods, err := TargetPods(ctx, r.c, m.Namespace, scale.Status.Selector, r.cfg.podIndex)
 	if err != nil {
 		out.set(gen, v1alpha1.ConditionAbleToScale, false, "FailedListPods", err.Error())
 		log.Warn("resources not applied", "err", err)

@@ -156,8 +156,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
+	if err := autoscaler.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("controller manager: %w", err)
+	}
 	rec, err := autoscaler.New(client.WithFieldOwner(mgr.GetClient(), FieldOwner), cfg.Observer, cfg.Store,
-		autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
+		autoscaler.WithPodIndex(), autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
 		autoscaler.WithActuationConcurrency(cfg.ActuationConcurrency), autoscaler.WithLogger(cfg.Log),
 		autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
 		autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))

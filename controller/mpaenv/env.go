@@ -29,6 +29,7 @@ type config struct {
 	step, timeout, poll, settle time.Duration
 	episode                     int
 	log                         *slog.Logger
+	podIndex                    bool
 }
 
 // Option configures an Env.
@@ -60,6 +61,10 @@ func WithSettle(d time.Duration) Option { return func(c *config) { c.settle = d 
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithPodIndex says the client reads pods from a cache indexed by
+// autoscaler.IndexPods (see autoscaler.TargetPods).
+func WithPodIndex() Option { return func(c *config) { c.podIndex = true } }
 
 // Env is one MPA's target as a gym.Env. Its methods are not safe for
 // concurrent use (gym/remote serialises the calls of one environment).
@@ -291,7 +296,7 @@ func (e *Env) target(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol
 	if err != nil {
 		return target{}, fmt.Errorf("mpaenv: MPA %s: %w", e.key, err)
 	}
-	pods, err := autoscaler.TargetPods(ctx, e.c, m.Namespace, scale.Status.Selector)
+	pods, err := autoscaler.TargetPods(ctx, e.c, m.Namespace, scale.Status.Selector, e.cfg.podIndex)
 	if err != nil {
 		return target{}, fmt.Errorf("mpaenv: MPA %s: %w", e.key, err)
 	}
