@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -773,13 +774,27 @@ func (s *InfluxStore) Top(ctx context.Context, app string, m int) ([]Trajectory,
 }
 
 // rowsToSteps converts steps rows.
+//
+// The newest rows of a series may lack fields: InfluxDB stores each field
+// apart, and a query concurrent with the write of a point can see some of
+// its fields and not others. Such rows at a series' end are left out (the
+// next read sees them whole); a row lacking fields before a whole one is an
+// error.
 func (s *InfluxStore) rowsToSteps(app string, series []querySeries) ([]Step, error) {
 	var out []Step
 	for _, ser := range series {
 		cols := newColumns(ser.Columns)
+		var partial error // the first row lacking fields, while only such rows follow it
 		for _, vals := range ser.Values {
 			r := row{cols: cols, vals: vals}
 			st := parseStep(app, &r)
+			if r.err == nil && partial != nil {
+				r.err = partial
+			}
+			if r.missing && r.err != nil {
+				partial = cmp.Or(partial, r.err)
+				continue
+			}
 			if r.err != nil {
 				return nil, fmt.Errorf("trajectory: InfluxDB %s: step of %q: %w", s.c.base, app, r.err)
 			}

@@ -412,6 +412,10 @@ type row struct {
 	cols map[string]int
 	vals []any
 	err  error
+	// missing says the first error was a value that is absent (null): a
+	// point whose fields are not all visible yet (InfluxDB stores each
+	// field apart, and a query concurrent with a write can see some).
+	missing bool
 }
 
 func newColumns(cols []string) map[string]int {
@@ -433,6 +437,7 @@ func (r *row) raw(col string) any {
 func (r *row) fail(col string, v any, want string) {
 	if r.err == nil {
 		r.err = fmt.Errorf("column %q: %v (%T) is not %s", col, v, v, want)
+		r.missing = v == nil
 	}
 }
 
