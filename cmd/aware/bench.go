@@ -46,10 +46,12 @@ prints each time with its target and its speed-up over FIRM's published 73 ms an
 
 // benchControllerFlags are the flags of `aware bench controller`.
 type benchControllerFlags struct {
-	cfg     scale.Config
-	ctlArgs []string
-	keep    bool
-	check   bool
+	cfg       scale.Config
+	ctlArgs   []string
+	agents    bool
+	agentArgs []string
+	keep      bool
+	check     bool
 }
 
 func newBenchControllerCmd() *cobra.Command {
@@ -71,7 +73,16 @@ second and its peak (VmHWM), and its error counters, against the issue's targets
 testbed shares the machine with the controller. At 1000 apps it takes about 4 minutes and all of
 2 cores: run nothing heavy beside it. With --keep the working directory keeps the logs,
 and controller-metrics.txt (its /metrics at the end).
-With --check a missed target is an error (for nightly runs); the table is printed either way.`,
+With --check a missed target is an error (for nightly runs); the table is printed either way.
+
+With --agents the MPAs name the AWARE recommender instead, with bootstrapping agents: OFFLINE
+for --agent-window episodes of --agent-episode steps (HPA+VPA acts, the runner trains BCQ on
+its records), then ONLINE for good (acting and training; never SERVING); the controller keeps trajectories in a local InfluxDB (Debian's
+influxd) and this binary's ` + "`aware agents`" + ` runs as its own process with its ClusterRole's
+rights (--agents-args adds flags, e.g. --agents-args=--trainers=2). The warm-up then lasts until
+every MPA has a recommendation from its agent on fresh metrics, and the table adds the runner's
+CPU (acting besides training: ≤ 0.5 core), the controller's and the runner's memory together
+(≤ 1 GiB), its steps, updates per second and withheld recommendations.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchController(cmd.Context(), fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -89,6 +100,10 @@ With --check a missed target is an error (for nightly runs); the table is printe
 	f.StringVar(&fl.cfg.Traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
 	f.StringVar(&fl.cfg.Dir, "dir", "", "working directory, empty or absent (default: a temporary one, removed afterwards unless --keep)")
 	f.StringSliceVar(&fl.ctlArgs, "controller-args", nil, "extra flags of the aware controller command, e.g. --controller-args=--concurrency=16,-v")
+	f.BoolVar(&fl.agents, "agents", false, "MPAs driven by AWARE agents (aware agents) instead of the built-in HPA+VPA")
+	f.IntVar(&fl.cfg.AgentEpisode, "agent-episode", 16, "with --agents: the MPAs' episode length in steps")
+	f.IntVar(&fl.cfg.AgentWindow, "agent-window", 4, "with --agents: episodes an agent stays OFFLINE before it acts")
+	f.StringSliceVar(&fl.agentArgs, "agents-args", nil, "with --agents: extra flags of the aware agents command")
 	f.BoolVar(&fl.keep, "keep", false, "keep the temporary working directory (logs, Prometheus data, trajectories)")
 	f.BoolVar(&fl.check, "check", false, "fail when a target is missed")
 	return cmd
@@ -108,6 +123,11 @@ func runBenchController(ctx context.Context, fl benchControllerFlags, out, errOu
 	}
 	cfg := fl.cfg
 	cfg.Binaries, cfg.Controller, cfg.Log = bins, append([]string{self, "controller"}, fl.ctlArgs...), slog.Default()
+	if fl.agents {
+		cfg.Agents = append([]string{self, "agents"}, fl.agentArgs...)
+	} else {
+		cfg.AgentEpisode, cfg.AgentWindow = 0, 0
+	}
 	if cfg.Dir == "" {
 		if cfg.Dir, err = os.MkdirTemp("", "aware-bench-controller-"); err != nil {
 			return fmt.Errorf("bench controller: %w", err)

@@ -23,11 +23,18 @@ type Targets struct {
 	// Round bounds the time from a round's boundary to every MPA's new
 	// recommendation.
 	Round time.Duration
+	// AgentsRSS bounds the controller's and the agent runner's resident
+	// sets together, with Config.Agents; AgentsActing bounds the runner's
+	// CPU besides training (acting: observing, inference, writing
+	// recommendations), in cores averaged over a round.
+	AgentsRSS    uint64
+	AgentsActing float64
 }
 
-// DefaultTargets are the issue's: ≤ 1 core, ≤ 512 MiB, a round ≤ 15 s.
+// DefaultTargets are the issue's: ≤ 1 core, ≤ 512 MiB, a round ≤ 15 s;
+// with agents ≤ 1 GiB and their inference ≤ 0.5 core.
 func DefaultTargets() Targets {
-	return Targets{CPU: 1, RSS: 512 << 20, Round: 15 * time.Second}
+	return Targets{CPU: 1, RSS: 512 << 20, Round: 15 * time.Second, AgentsRSS: 1 << 30, AgentsActing: 0.5}
 }
 
 // Config describes one benchmark run. Zero fields take the defaults noted.
@@ -67,6 +74,23 @@ type Config struct {
 	// --prometheus, --store-dir, --step, --metrics-addr and --probe-addr.
 	// Required.
 	Controller []string
+	// Agents, when set, is the argv prefix that runs `aware agents` itself
+	// (e.g. {os.Executable(), "agents"}): the MPAs then name the AWARE
+	// recommender with bootstrapping agents (OFFLINE for AgentWindow
+	// episodes of AgentEpisode steps while HPA+VPA acts and the runner
+	// trains BCQ on its records, then ONLINE, never SERVING: acting and
+	// training throughout), the controller keeps trajectories in a local
+	// InfluxDB, and the runner hosts one agent per MPA with its
+	// ClusterRole's rights. Run appends --kubeconfig, --prometheus,
+	// --influx-url, --dir, --step, --metrics-addr and --probe-addr.
+	Agents []string
+	// AgentEpisode is the MPAs' episode length in steps with Agents
+	// (default 16) and AgentWindow the episodes they stay OFFLINE
+	// (default 4): by default 64 records, BCQ's batch, before an agent
+	// acts. A fresh agent's first actions are the middle of the action
+	// box (about 10 replicas of 1.1 cores and 1.5 GiB): at 1000 MPAs
+	// that is more pods than the pool schedules.
+	AgentEpisode, AgentWindow int
 	// Targets are the bounds checked (default DefaultTargets).
 	Targets Targets
 	// Log receives progress (default: discarded).
@@ -99,6 +123,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Targets == (Targets{}) {
 		c.Targets = DefaultTargets()
 	}
+	if len(c.Agents) > 0 {
+		def(&c.AgentEpisode, 16)
+		def(&c.AgentWindow, 4)
+	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
@@ -130,7 +158,16 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Controller) == 0 || c.Controller[0] == "" {
 		errs = append(errs, errors.New("scale: Controller: the argv that runs `aware controller` is required"))
 	}
-	if c.Targets.CPU <= 0 || c.Targets.RSS == 0 || c.Targets.Round <= 0 {
+	if len(c.Agents) > 0 && c.Agents[0] == "" {
+		errs = append(errs, errors.New("scale: Agents: the argv that runs `aware agents` has no program"))
+	}
+	if c.AgentEpisode < 0 || (len(c.Agents) > 0 && c.AgentEpisode < 2) {
+		errs = append(errs, fmt.Errorf("scale: AgentEpisode %d: an episode of at least 2 steps is required with Agents", c.AgentEpisode))
+	}
+	if c.AgentWindow < 0 || c.AgentWindow > 1000 {
+		errs = append(errs, fmt.Errorf("scale: AgentWindow %d: must be in [1, 1000] with Agents (0: the default)", c.AgentWindow))
+	}
+	if c.Targets.CPU <= 0 || c.Targets.RSS == 0 || c.Targets.Round <= 0 || (len(c.Agents) > 0 && (c.Targets.AgentsRSS == 0 || c.Targets.AgentsActing <= 0)) {
 		errs = append(errs, fmt.Errorf("scale: Targets %+v: every bound must be positive", c.Targets))
 	}
 	if err := errors.Join(errs...); err != nil {

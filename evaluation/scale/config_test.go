@@ -9,7 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aware-autoscaler/aware/controller/agents"
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/infra/cluster"
+	"github.com/aware-autoscaler/aware/workloads/calibration"
 )
 
 func TestConfigDefaultsAndErrors(t *testing.T) {
@@ -40,6 +44,12 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 		{"binaries", func(c *Config) { c.Binaries = cluster.Binaries{} }, "Binaries"},
 		{"controller", func(c *Config) { c.Controller = nil }, "Controller"},
 		{"targets", func(c *Config) { c.Targets = Targets{CPU: 1} }, "Targets"},
+		{"agents without a program", func(c *Config) { c.Agents = []string{""} }, "Agents"},
+		{"agents with one-step episodes", func(c *Config) { c.Agents, c.AgentEpisode = []string{"/bin/aware", "agents"}, 1 }, "AgentEpisode 1"},
+		{"agents window", func(c *Config) { c.Agents, c.AgentWindow = []string{"/bin/aware", "agents"}, 1001 }, "AgentWindow 1001"},
+		{"agents without their targets", func(c *Config) {
+			c.Agents, c.Targets = []string{"/bin/aware", "agents"}, Targets{CPU: 1, RSS: 1, Round: time.Second}
+		}, "Targets"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid
@@ -77,5 +87,38 @@ func TestNodesNeeded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, nodesNeeded(tc.pods, tc.cpu, tc.memory))
 		})
+	}
+}
+
+// TestPoolObjectsWithAgents: with agents the MPAs name the runner, are
+// valid, bootstrap for the window, then act ONLINE and never reach
+// SERVING; without, they use the built-in recommender.
+func TestPoolObjectsWithAgents(t *testing.T) {
+	prof, err := calibration.Default()
+	require.NoError(t, err)
+	_, objs, err := poolObjects(prof, 5, 1, 4, 3)
+	require.NoError(t, err)
+	require.Len(t, objs, 5)
+	for _, o := range objs {
+		pol, err := autoscaler.PolicyOf(o.MPA)
+		require.NoError(t, err, o.MPA.Name)
+		assert.True(t, pol.External())
+		assert.Equal(t, agents.DefaultName, pol.Recommender)
+		require.NotNil(t, pol.Agent)
+		assert.True(t, pol.Agent.Bootstraps())
+		assert.Equal(t, 4, pol.Agent.EpisodeLength)
+		stage := autoscaler.NextStage(v1alpha1.StageInitialized, *pol.Agent, nil)
+		assert.Equal(t, v1alpha1.StageOffline, stage)
+		assert.Equal(t, v1alpha1.StageOffline, autoscaler.NextStage(stage, *pol.Agent, []float64{0.5, 0.5}), "a window not yet full")
+		stage = autoscaler.NextStage(stage, *pol.Agent, []float64{0.5, 0.5, 0.5})
+		assert.Equal(t, v1alpha1.StageOnline, stage)
+		assert.Equal(t, v1alpha1.StageOnline, autoscaler.NextStage(stage, *pol.Agent, []float64{7.99, 7.99, 7.99}), "the best reachable episodes do not serve")
+	}
+	_, objs, err = poolObjects(prof, 2, 1, 0, 0)
+	require.NoError(t, err)
+	for _, o := range objs {
+		pol, err := autoscaler.PolicyOf(o.MPA)
+		require.NoError(t, err)
+		assert.False(t, pol.External(), "the built-in HPA+VPA")
 	}
 }

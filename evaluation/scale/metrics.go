@@ -24,6 +24,15 @@ const (
 	metricActuationDelay  = "aware_controller_actuation_delay_seconds"
 	metricRequests        = "rest_client_requests_total"
 	metricLastRound       = "aware_controller_last_round"
+
+	// The agent runner's (controller/agents).
+	metricAgentSteps    = "aware_agents_steps_total"
+	metricAgentUpdates  = "aware_agents_updates_total"
+	metricAgentWithheld = "aware_agents_withheld_total"
+	metricAgentErrors   = "aware_agents_errors_total"
+	metricAgentTraining = "aware_agents_training_seconds"
+	metricAgentEpisodes = "aware_agents_episodes_total"
+	metricAgentsHosted  = "aware_agents_hosted"
 )
 
 // counters are the controller's counters at one moment.
@@ -45,6 +54,15 @@ type counters struct {
 	// LastRound is the controller's last complete round by field (start
 	// in Unix seconds, seconds, steps, written): a gauge, not a counter.
 	LastRound map[string]float64
+
+	// The agent runner's: acting steps and training updates by stage,
+	// withheld recommendations by reason, failed cycles, episodes, and
+	// the count and sum of the time holding a training slot.
+	AgentSteps, AgentUpdates, AgentWithheld map[string]float64
+	AgentErrors, AgentEpisodes              float64
+	Trainings, TrainingSeconds              float64
+	// AgentsHosted is the runner's number of agents (a gauge).
+	AgentsHosted float64
 }
 
 // since is c minus an earlier c0: what happened in between.
@@ -63,7 +81,12 @@ func (c counters) since(c0 counters) counters {
 		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
 		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
 		Actuations: sub(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
-		LastRound: c.LastRound,
+		LastRound:  c.LastRound,
+		AgentSteps: sub(c.AgentSteps, c0.AgentSteps), AgentUpdates: sub(c.AgentUpdates, c0.AgentUpdates),
+		AgentWithheld: sub(c.AgentWithheld, c0.AgentWithheld), AgentErrors: c.AgentErrors - c0.AgentErrors,
+		AgentEpisodes: c.AgentEpisodes - c0.AgentEpisodes,
+		Trainings:     c.Trainings - c0.Trainings, TrainingSeconds: c.TrainingSeconds - c0.TrainingSeconds,
+		AgentsHosted: c.AgentsHosted,
 	}
 }
 
@@ -107,7 +130,7 @@ func parseCounters(r io.Reader) (counters, error) {
 		return counters{}, fmt.Errorf("controller metrics: %w", err)
 	}
 	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}, Actuations: map[string]float64{},
-		LastRound: map[string]float64{}}
+		LastRound: map[string]float64{}, AgentSteps: map[string]float64{}, AgentUpdates: map[string]float64{}, AgentWithheld: map[string]float64{}}
 	byLabel := func(name, label string, into map[string]float64) {
 		f := fams[name]
 		if f == nil {
@@ -120,6 +143,9 @@ func parseCounters(r io.Reader) (counters, error) {
 	byLabel(metricErrors, "where", c.Errors)
 	byLabel(metricRequests, "method", c.Requests)
 	byLabel(metricActuations, "kind", c.Actuations)
+	byLabel(metricAgentSteps, "stage", c.AgentSteps)
+	byLabel(metricAgentUpdates, "stage", c.AgentUpdates)
+	byLabel(metricAgentWithheld, "reason", c.AgentWithheld)
 	if f := fams[metricLastRound]; f != nil {
 		for _, m := range f.GetMetric() {
 			c.LastRound[labelValue(m, "field")] = m.GetGauge().GetValue()
@@ -135,9 +161,17 @@ func parseCounters(r io.Reader) (counters, error) {
 	}
 	histogram(metricStep, &c.Steps, &c.StepSeconds)
 	histogram(metricActuationDelay, &c.Decisions, &c.DelaySeconds)
-	if f := fams[metricRecommendations]; f != nil {
+	histogram(metricAgentTraining, &c.Trainings, &c.TrainingSeconds)
+	if f := fams[metricAgentsHosted]; f != nil {
 		for _, m := range f.GetMetric() {
-			c.Recommendations += m.GetCounter().GetValue()
+			c.AgentsHosted += m.GetGauge().GetValue()
+		}
+	}
+	for name, into := range map[string]*float64{metricRecommendations: &c.Recommendations, metricAgentErrors: &c.AgentErrors, metricAgentEpisodes: &c.AgentEpisodes} {
+		if f := fams[name]; f != nil {
+			for _, m := range f.GetMetric() {
+				*into += m.GetCounter().GetValue()
+			}
 		}
 	}
 	return c, nil

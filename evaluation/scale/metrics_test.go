@@ -40,6 +40,47 @@ rest_client_requests_total{code="200",host="127.0.0.1:6443",method="PATCH"} 4000
 rest_client_requests_total{code="409",host="127.0.0.1:6443",method="PATCH"} 3
 `
 
+// sampleAgentMetrics is an agent runner's page.
+const sampleAgentMetrics = `# TYPE aware_agents_hosted gauge
+aware_agents_hosted 1000
+# TYPE aware_agents_steps_total counter
+aware_agents_steps_total{stage="Online"} 5000
+aware_agents_steps_total{stage="Serving"} 20
+# TYPE aware_agents_updates_total counter
+aware_agents_updates_total{stage="Online"} 4900
+# TYPE aware_agents_withheld_total counter
+aware_agents_withheld_total{reason="NaNAction"} 2
+# TYPE aware_agents_errors_total counter
+aware_agents_errors_total 3
+# TYPE aware_agents_episodes_total counter
+aware_agents_episodes_total 1250
+# TYPE aware_agents_training_seconds histogram
+aware_agents_training_seconds_bucket{le="+Inf"} 4900
+aware_agents_training_seconds_sum 61.5
+aware_agents_training_seconds_count 4900
+`
+
+func TestParseAgentCounters(t *testing.T) {
+	c, err := parseCounters(strings.NewReader(sampleAgentMetrics))
+	require.NoError(t, err)
+	assert.Equal(t, 1000.0, c.AgentsHosted)
+	assert.Equal(t, map[string]float64{"Online": 5000, "Serving": 20}, c.AgentSteps)
+	assert.Equal(t, map[string]float64{"Online": 4900}, c.AgentUpdates)
+	assert.Equal(t, map[string]float64{"NaNAction": 2}, c.AgentWithheld)
+	assert.Equal(t, 3.0, c.AgentErrors)
+	assert.Equal(t, 1250.0, c.AgentEpisodes)
+	assert.Equal(t, 4900.0, c.Trainings)
+	assert.InDelta(t, 61.5, c.TrainingSeconds, 1e-9)
+
+	later := c
+	later.AgentSteps = map[string]float64{"Online": 6000, "Serving": 20}
+	later.TrainingSeconds = 70
+	d := later.since(c)
+	assert.Equal(t, map[string]float64{"Online": 1000}, d.AgentSteps, "unchanged stages drop out")
+	assert.InDelta(t, 8.5, d.TrainingSeconds, 1e-9)
+	assert.Equal(t, 1000.0, d.AgentsHosted, "a gauge is read, not differenced")
+}
+
 func TestParseCounters(t *testing.T) {
 	c, err := parseCounters(strings.NewReader(sampleMetrics))
 	require.NoError(t, err)

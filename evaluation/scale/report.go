@@ -66,8 +66,31 @@ type Result struct {
 	// Requests counts the controller's API requests over Window by method
 	// (rest_client_requests_total).
 	Requests map[string]float64
+	// Agents is the agent runner's figures, with Config.Agents.
+	Agents *AgentsResult
 	// Targets are the bounds checked.
 	Targets Targets
+}
+
+// AgentsResult is the agent runner's share of a run with agents, over its
+// own window (read right after the controller's ends).
+type AgentsResult struct {
+	Window time.Duration
+	// Hosted is the number of agents at the end.
+	Hosted float64
+	// CPU is the runner's average CPU in cores and CPUPeak its busiest
+	// second; Training the share of a core spent holding a training slot
+	// (wall time, aware_agents_training_seconds), and Acting the rest:
+	// observing, inference, writing recommendations, checkpoints.
+	CPU, CPUPeak, Training, Acting float64
+	// RSSMax and HWM are the runner's resident set, as for the controller.
+	RSSMax, HWM uint64
+	// Steps and Updates by stage, Withheld by reason, over the window.
+	Steps, Updates, Withheld map[string]float64
+	// UpdatesPerSecond is the training throughput.
+	UpdatesPerSecond float64
+	// Errors counts failed agent cycles; Episodes finished episodes.
+	Errors, Episodes float64
 }
 
 // ProcessCPU is one process's (or same-named processes') CPU in cores.
@@ -114,6 +137,15 @@ func (r Result) Checks() []Check {
 		Check{Figure: "controller RSS peak (VmHWM)", Measured: mib(r.HWM), Target: "≤ " + mib(t.RSS), OK: r.HWM > 0 && r.HWM <= t.RSS},
 		Check{Figure: "controller errors in the window", Measured: countsBy(r.Errors, "0"), Target: "0", OK: sum(r.Errors) == 0},
 	)
+	if a := r.Agents; a != nil {
+		out = append(out,
+			Check{Figure: "agent runner CPU acting (besides training), average", Measured: fmt.Sprintf("%.3f cores", a.Acting),
+				Target: fmt.Sprintf("≤ %g core", t.AgentsActing), OK: a.Window > 0 && a.Acting <= t.AgentsActing},
+			Check{Figure: "controller + agent runner RSS peak (VmHWM)", Measured: mib(r.HWM + a.HWM), Target: "≤ " + mib(t.AgentsRSS),
+				OK: a.HWM > 0 && r.HWM+a.HWM <= t.AgentsRSS},
+			Check{Figure: "agent runner failed cycles in the window", Measured: fmt.Sprintf("%.0f", a.Errors), Target: "0", OK: a.Errors == 0},
+		)
+	}
 	return out
 }
 
@@ -133,7 +165,11 @@ func WriteTable(w io.Writer, r Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(fig, measured, target, ok string) { fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", fig, measured, target, ok) }
 	row("figure", "measured", "target", "ok")
-	row("apps, one MPA each (default recommender)", fmt.Sprint(r.Apps), "-", "-")
+	if r.Agents != nil {
+		row("apps, one MPA each (AWARE agents, ONLINE)", fmt.Sprint(r.Apps), "-", "-")
+	} else {
+		row("apps, one MPA each (default recommender)", fmt.Sprint(r.Apps), "-", "-")
+	}
 	row("kwok nodes", fmt.Sprint(r.Nodes), "-", "-")
 	row("pods Running, Pending at the end", fmt.Sprintf("%d, %d", r.Pods, r.Pending), "-", "-")
 	row("MPAs with MetricsAvailable=True at the end", fmt.Sprintf("%d/%d", r.WithMetrics, r.Apps), "-", "-")
@@ -164,7 +200,7 @@ func WriteTable(w io.Writer, r Result) error {
 	for _, p := range r.Processes {
 		row("  of which "+p.Name, fmt.Sprintf("%.2f cores", p.Cores), "-", "-")
 	}
-	for _, c := range checks[nRounds+1:] {
+	for _, c := range checks[nRounds+1 : nRounds+4] {
 		row(c.Figure, c.Measured, c.Target, yes(c.OK))
 	}
 	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")
@@ -175,6 +211,18 @@ func WriteTable(w io.Writer, r Result) error {
 		perSec = sum(r.Requests) / r.Window.Seconds()
 	}
 	row("API requests in the window", fmt.Sprintf("%s (%.1f/s)", countsBy(r.Requests, "0"), perSec), "-", "-")
+	if a := r.Agents; a != nil {
+		row(fmt.Sprintf("agent runner: agents hosted; CPU over %s, busiest second", dur(a.Window)),
+			fmt.Sprintf("%.0f; %.3f cores, %.3f cores", a.Hosted, a.CPU, a.CPUPeak), "-", "-")
+		row("agent runner CPU training (time holding a training slot)", fmt.Sprintf("%.3f cores", a.Training), "-", "-")
+		for _, c := range checks[len(checks)-3:] {
+			row(c.Figure, c.Measured, c.Target, yes(c.OK))
+		}
+		row("agent runner RSS, max sampled every 1s", mib(a.RSSMax), "-", "-")
+		row("agent steps by stage; episodes", fmt.Sprintf("%s; %.0f", countsBy(a.Steps, "0"), a.Episodes), "-", "-")
+		row("agent updates by stage (per second)", fmt.Sprintf("%s (%.1f/s)", countsBy(a.Updates, "0"), a.UpdatesPerSecond), "-", "-")
+		row("agent recommendations withheld by reason", countsBy(a.Withheld, "0"), "-", "-")
+	}
 	return tw.Flush()
 }
 

@@ -52,6 +52,39 @@ func TestWriteTableGolden(t *testing.T) {
 	assert.Equal(t, string(want), b.String())
 }
 
+// sampleAgentsResult is sampleResult with agents: acting within its
+// target, the memory of both processes over it.
+func sampleAgentsResult() Result {
+	r := sampleResult()
+	r.Rounds = r.Rounds[:1]
+	r.Processes = append(r.Processes, ProcessCPU{"agent runner", 0.42})
+	r.Agents = &AgentsResult{
+		Window: 30 * time.Second, Hosted: 1000, CPU: 0.42, CPUPeak: 1.2, Training: 0.3, Acting: 0.12,
+		RSSMax: 900 << 20, HWM: 950 << 20,
+		Steps: map[string]float64{"Online": 2000}, Updates: map[string]float64{"Online": 1990}, UpdatesPerSecond: 66.3,
+		Withheld: map[string]float64{}, Episodes: 500,
+	}
+	return r
+}
+
+func TestWriteTableAgentsGolden(t *testing.T) {
+	var b bytes.Buffer
+	r := sampleAgentsResult()
+	require.NoError(t, WriteTable(&b, r))
+	golden := filepath.Join("testdata", "table-agents.golden")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), b.String())
+	assert.Equal(t, []string{"controller + agent runner RSS peak (VmHWM): 1041.0 MiB, target ≤ 1024.0 MiB"}, r.Missed())
+
+	r.Agents.Acting, r.Agents.Errors, r.Agents.HWM = 0.6, 2, 100<<20
+	assert.Equal(t, []string{"agent runner CPU acting (besides training), average: 0.600 cores, target ≤ 0.5 core",
+		"agent runner failed cycles in the window: 2, target 0"}, r.Missed())
+}
+
 func TestChecks(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -27,11 +27,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/aware-autoscaler/aware/controller/agents"
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/deploy"
 	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
+	"github.com/aware-autoscaler/aware/infra/influxdb"
 	"github.com/aware-autoscaler/aware/infra/localproc"
 	"github.com/aware-autoscaler/aware/infra/prometheus"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -95,6 +98,8 @@ type bench struct {
 	stops []stopper // in start order; teardown runs them in reverse
 
 	ctl      *localproc.Process
+	runner   *localproc.Process // the agent runner, with Config.Agents
+	runnerMx string             // its /metrics URL
 	twinDone chan struct{}
 	twinErr  error
 }
@@ -126,6 +131,10 @@ func (b *bench) healthy() error {
 		return fmt.Errorf("scale: the controller exited (%v); log %s:\n%s", b.ctl.Err(),
 			filepath.Join(b.dir, "controller.log"), b.ctl.LogTail(logTail))
 	}
+	if b.runner != nil && b.runner.Exited() {
+		return fmt.Errorf("scale: the agent runner exited (%v); log %s:\n%s", b.runner.Err(),
+			filepath.Join(b.dir, runnerLog), b.runner.LogTail(logTail))
+	}
 	select {
 	case <-b.twinDone:
 		return fmt.Errorf("scale: the twin stopped: %v", b.twinErr)
@@ -139,7 +148,12 @@ func (b *bench) healthy() error {
 // objects as the benchmark deploys them: in Namespace, the MPAs with the
 // built-in recommender. The cluster's nodes alternate x86 and Power
 // (cluster.DefaultArchs), as the manifests' node selectors expect.
-func poolObjects(prof *calibration.Profile, n int, seed int64) ([]generator.App, []generator.Objects, error) {
+//
+// With agentEpisode > 0 the MPAs name the AWARE recommender instead of
+// the default one, with bootstrapping agents in episodes of agentEpisode
+// steps: OFFLINE for window episodes, then ONLINE (acting and training)
+// for good, never SERVING.
+func poolObjects(prof *calibration.Profile, n int, seed int64, agentEpisode, window int) ([]generator.App, []generator.Objects, error) {
 	opts := generator.DefaultOptions()
 	opts.Apps, opts.Seed = n, seed
 	apps, err := generator.Generate(opts, prof)
@@ -147,10 +161,29 @@ func poolObjects(prof *calibration.Profile, n int, seed int64) ([]generator.App,
 		return nil, nil, fmt.Errorf("scale: %w", err)
 	}
 	mo := generator.ManifestOptions{Namespace: Namespace, Recommender: v1alpha1.DefaultRecommenderName}
+	if agentEpisode > 0 {
+		mo.Recommender = agents.DefaultName
+	}
 	objs := make([]generator.Objects, len(apps))
 	for i, a := range apps {
 		if objs[i], err = generator.Build(a, mo); err != nil {
 			return nil, nil, fmt.Errorf("scale: %w", err)
+		}
+		if agentEpisode > 0 {
+			ag := objs[i].MPA.Spec.Agent
+			boot := true
+			ag.Bootstrap, ag.EpisodeLength = &boot, agentEpisode
+			// ONLINE once window episodes are recorded (any reward
+			// reaches 1e-6; 0 would mean the default, above the API's
+			// bound for short episodes). Serving needs a mean episode
+			// reward of 2 per step, the reward's maximum and the largest
+			// threshold the API accepts: never reached.
+			ag.Thresholds = v1alpha1.RewardThresholds{Online: 1e-6, Serving: 2 * float64(agentEpisode), Variance: 1e9, Window: window}
+		}
+		// An MPA the controller and the runner would refuse (and skip)
+		// would only show as a warm-up that never ends.
+		if _, err := autoscaler.PolicyOf(objs[i].MPA); err != nil {
+			return nil, nil, fmt.Errorf("scale: MPA %s: %w", objs[i].MPA.Name, err)
 		}
 	}
 	return apps, objs, nil
@@ -165,7 +198,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("scale: %w", err)
 	}
-	apps, objs, err := poolObjects(prof, cfg.Apps, cfg.PoolSeed)
+	apps, objs, err := poolObjects(prof, cfg.Apps, cfg.PoolSeed, cfg.AgentEpisode, cfg.AgentWindow)
 	if err != nil {
 		return res, err
 	}
@@ -268,6 +301,17 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 
+	// With agents, the trajectory store they train from.
+	var influxURL string
+	if len(cfg.Agents) > 0 {
+		influx, err := influxdb.Start(ctx, filepath.Join(b.dir, "influxdb"))
+		if err != nil {
+			return res, fmt.Errorf("scale: %w", err)
+		}
+		b.onTeardown("InfluxDB", func(context.Context) error { return influx.Stop() })
+		influxURL = influx.URL()
+	}
+
 	// The controller, as its own process with its ClusterRole's rights.
 	metricsAddr, err := localproc.FreeLoopbackAddr()
 	if err != nil {
@@ -277,6 +321,9 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	args := append(slices.Clone(cfg.Controller[1:]),
 		"--kubeconfig="+ctlKubeconfig, "--prometheus="+promURL, "--store-dir="+filepath.Join(b.dir, "store"),
 		"--step="+cfg.Step.String(), "--metrics-addr="+metricsAddr, "--probe-addr=0")
+	if influxURL != "" {
+		args = append(args, "--influx-url="+influxURL)
+	}
 	ctlStart := time.Now()
 	b.ctl, err = localproc.Start(cfg.Controller[0], args,
 		localproc.WithLogFile(filepath.Join(b.dir, "controller.log")), localproc.WithProcessGroup())
@@ -302,15 +349,23 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("scale: Controller %q runs the go tool, not the controller: build it and run the binary", cfg.Controller)
 	}
 	log.Info("bench: controller started", "pid", pid, "metrics", metricsURL, "log", filepath.Join(b.dir, "controller.log"))
+	recommender := ""
+	if len(cfg.Agents) > 0 {
+		if err := b.startAgents(ctx, cl, admin, promURL, influxURL); err != nil {
+			return res, err
+		}
+		recommender = agents.DefaultName
+	}
 
-	// Warm-up: every MPA has a recommendation on fresh metrics.
-	warmup := 3*time.Minute + 20*cfg.Step
+	// Warm-up: every MPA has a recommendation (with agents, from its
+	// agent) on fresh metrics.
+	warmup := 3*time.Minute + 20*cfg.Step + time.Duration(cfg.AgentEpisode*cfg.AgentWindow)*cfg.Step
 	lastLog := time.Now()
 	err = poll(ctx, warmup, 500*time.Millisecond, func() (bool, error) {
 		if err := b.healthy(); err != nil {
 			return false, err
 		}
-		withRec, withMetrics, err := countMPAs(ctx, mpas)
+		withRec, withMetrics, err := countMPAs(ctx, mpas, recommender)
 		if err != nil {
 			return false, err
 		}
@@ -321,8 +376,8 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		return withMetrics == len(keys), nil
 	})
 	if err != nil {
-		return res, fmt.Errorf("scale: warm-up (every MPA with a recommendation and MetricsAvailable=True): %w; controller log %s:\n%s",
-			err, filepath.Join(b.dir, "controller.log"), ctl.LogTail(logTail))
+		return res, fmt.Errorf("scale: warm-up (every MPA with a recommendation and MetricsAvailable=True): %w; controller log %s:\n%s%s",
+			err, filepath.Join(b.dir, "controller.log"), ctl.LogTail(logTail), b.agentsTail())
 	}
 	res.Setup.Warmup = time.Since(ctlStart)
 	log.Info("bench: warmed up", "in", res.Setup.Warmup.Round(time.Millisecond))
@@ -335,10 +390,60 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.Pods, res.Pending = ps.running, ps.pending
-	if _, res.WithMetrics, res.WithoutMetrics, err = mpaMetrics(ctx, mpas, quoteMPAs); err != nil {
+	if _, res.WithMetrics, res.WithoutMetrics, err = mpaMetrics(ctx, mpas, recommender, quoteMPAs); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// runnerLog is the agent runner's log in Config.Dir.
+const runnerLog = "agents.log"
+
+// startAgents starts the agent runner (Config.Agents) as its own process
+// with its ClusterRole's rights, reading promURL and influxURL, and waits
+// until it serves /metrics.
+func (b *bench) startAgents(ctx context.Context, cl *cluster.Cluster, admin client.Client, promURL, influxURL string) error {
+	kubeconfig, err := grantRole(ctx, cl, admin, deploy.AgentsRole, agentsUser)
+	if err != nil {
+		return err
+	}
+	addr, err := localproc.FreeLoopbackAddr()
+	if err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	b.runnerMx = "http://" + addr + "/metrics"
+	args := append(slices.Clone(b.cfg.Agents[1:]),
+		"--kubeconfig="+kubeconfig, "--prometheus="+promURL, "--influx-url="+influxURL, "--dir="+filepath.Join(b.dir, "agents"),
+		"--step="+b.cfg.Step.String(), "--metrics-addr="+addr, "--probe-addr=0")
+	b.runner, err = localproc.Start(b.cfg.Agents[0], args,
+		localproc.WithLogFile(filepath.Join(b.dir, runnerLog)), localproc.WithProcessGroup())
+	if err != nil {
+		return fmt.Errorf("scale: the agent runner: %w", err)
+	}
+	runner := b.runner
+	b.onTeardown("the agent runner", func(context.Context) error {
+		if runner.Exited() {
+			return nil
+		}
+		return runner.Stop(syscall.SIGTERM, 15*time.Second)
+	})
+	if err := runner.WaitReady(ctx, time.Minute, 200*time.Millisecond, localproc.HTTPProbe(nil, b.runnerMx, http.StatusOK)); err != nil {
+		return fmt.Errorf("scale: the agent runner: %w", err)
+	}
+	if comm, _, err := procCPU(runner.Pid()); err != nil || comm == "go" {
+		return fmt.Errorf("scale: Agents %q must run the agent runner's binary, not the go tool (%s, %v)", b.cfg.Agents, comm, err)
+	}
+	b.log.Info("bench: agent runner started", "pid", runner.Pid(), "metrics", b.runnerMx, "log", filepath.Join(b.dir, runnerLog))
+	return nil
+}
+
+// agentsTail is the end of the agent runner's log, for errors ("" without
+// agents).
+func (b *bench) agentsTail() string {
+	if b.runner == nil {
+		return ""
+	}
+	return fmt.Sprintf("\nagent runner log %s:\n%s", filepath.Join(b.dir, runnerLog), b.runner.LogTail(logTail))
 }
 
 // startTwinAndPrometheus serves the twin's metrics on a loopback port, runs
@@ -416,27 +521,29 @@ func (b *bench) watchMPAs(ctx context.Context, rc *rest.Config, scheme *runtime.
 	return c, nil
 }
 
-// countMPAs counts the benchmark's MPAs with a recommendation, and those of
-// them whose MetricsAvailable condition is True.
-func countMPAs(ctx context.Context, r client.Reader) (withRec, withMetrics int, err error) {
-	withRec, withMetrics, _, err = mpaMetrics(ctx, r, 0)
+// countMPAs counts the benchmark's MPAs with a recommendation (from
+// recommender, unless ""), and those of them whose MetricsAvailable
+// condition is True.
+func countMPAs(ctx context.Context, r client.Reader, recommender string) (withRec, withMetrics int, err error) {
+	withRec, withMetrics, _, err = mpaMetrics(ctx, r, recommender, 0)
 	return withRec, withMetrics, err
 }
 
 // mpaMetrics is countMPAs that also quotes, for up to quote MPAs whose
 // MetricsAvailable condition is not True, that condition's message.
-func mpaMetrics(ctx context.Context, r client.Reader, quote int) (withRec, withMetrics int, without []string, err error) {
+func mpaMetrics(ctx context.Context, r client.Reader, recommender string, quote int) (withRec, withMetrics int, without []string, err error) {
 	var l v1alpha1.MultidimPodAutoscalerList
 	if err := r.List(ctx, &l, client.InNamespace(Namespace)); err != nil {
 		return 0, 0, nil, fmt.Errorf("scale: listing MPAs: %w", err)
 	}
 	for i := range l.Items {
 		m := &l.Items[i]
-		if m.Status.Recommendation != nil {
+		rec := m.Status.Recommendation != nil && (recommender == "" || m.Status.Recommendation.Recommender == recommender)
+		if rec {
 			withRec++
 		}
 		c := meta.FindStatusCondition(m.Status.Conditions, v1alpha1.ConditionMetricsAvailable)
-		if m.Status.Recommendation != nil && c != nil && c.Status == metav1.ConditionTrue {
+		if rec && c != nil && c.Status == metav1.ConditionTrue {
 			withMetrics++
 			continue
 		}
@@ -467,6 +574,15 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	}
 	smp := startSampler(pid, r0.at, r0.cpu)
 	defer smp.stop()
+	var a0 agentsReading
+	var asmp *sampler
+	if b.runner != nil {
+		if a0, err = readAgents(ctx, hc, b.runnerMx, b.runner.Pid()); err != nil {
+			return err
+		}
+		asmp = startSampler(b.runner.Pid(), a0.at, a0.cpu)
+		defer asmp.stop()
+	}
 	b.log.Info("bench: measuring", "rounds", cfg.Rounds, "from", t0.Format(time.TimeOnly))
 
 	for k := range cfg.Rounds {
@@ -515,6 +631,15 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	if err := os.WriteFile(filepath.Join(b.dir, MetricsFile), r1.raw, 0o644); err != nil {
 		return fmt.Errorf("scale: %w", err)
 	}
+	if b.runner != nil {
+		a1, err := readAgents(ctx, hc, b.runnerMx, b.runner.Pid())
+		if err != nil {
+			return err
+		}
+		if res.Agents, err = agentsResult(a0, a1, asmp, b.runner.Pid()); err != nil {
+			return err
+		}
+	}
 	mem, err := procMemory(pid)
 	if err != nil {
 		return fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
@@ -528,7 +653,11 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	res.CPUPeak = cpuPeak
 	res.HostCores = goruntime.NumCPU()
 	res.HostCPU = (r1.host - r0.host).Seconds() / res.Window.Seconds()
-	res.Processes = processCPU(r0.procs, r1.procs, pid, res.Window)
+	names := map[int]string{pid: "controller"}
+	if b.runner != nil {
+		names[b.runner.Pid()] = "agent runner"
+	}
+	res.Processes = processCPU(r0.procs, r1.procs, names, res.Window)
 	res.RSSMax, res.HWM = max(rssMax, mem.RSS), mem.HWM
 	d := r1.counters.since(r0.counters)
 	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, r1.counters.Errors, d.Requests, d.Steps
@@ -579,6 +708,55 @@ func readAt(ctx context.Context, hc *http.Client, metricsURL string, pid int, t 
 	return r, nil
 }
 
+// agentsReading is the agent runner's counters and CPU time at one moment.
+type agentsReading struct {
+	counters counters
+	at       time.Time
+	cpu      time.Duration
+}
+
+// readAgents reads the agent runner's counters (its /metrics at url) and
+// CPU time (pid).
+func readAgents(ctx context.Context, hc *http.Client, url string, pid int) (agentsReading, error) {
+	var r agentsReading
+	var err error
+	if r.counters, _, err = scrapeCounters(ctx, hc, url); err != nil {
+		return r, fmt.Errorf("scale: the agent runner: %w", err)
+	}
+	if _, r.cpu, err = procCPU(pid); err != nil {
+		return r, fmt.Errorf("scale: the agent runner (pid %d): %w", pid, err)
+	}
+	r.at = time.Now()
+	return r, nil
+}
+
+// agentsResult is the agent runner's figures between readings a0 and a1,
+// with its RSS and busiest second from smp.
+func agentsResult(a0, a1 agentsReading, smp *sampler, pid int) (*AgentsResult, error) {
+	window := a1.at.Sub(a0.at)
+	if window <= 0 {
+		return nil, fmt.Errorf("scale: the agent runner's window %s is empty", window)
+	}
+	mem, err := procMemory(pid)
+	if err != nil {
+		return nil, fmt.Errorf("scale: the agent runner (pid %d): %w", pid, err)
+	}
+	rssMax, peak, err := smp.stop()
+	if err != nil {
+		return nil, fmt.Errorf("scale: sampling the agent runner (pid %d): %w", pid, err)
+	}
+	d := a1.counters.since(a0.counters)
+	r := &AgentsResult{
+		Window: window, CPU: (a1.cpu - a0.cpu).Seconds() / window.Seconds(), CPUPeak: peak,
+		Training: d.TrainingSeconds / window.Seconds(), RSSMax: max(rssMax, mem.RSS), HWM: mem.HWM,
+		Steps: d.AgentSteps, Updates: d.AgentUpdates, Withheld: d.AgentWithheld, Errors: d.AgentErrors, Episodes: d.AgentEpisodes,
+		Hosted: a1.counters.AgentsHosted,
+	}
+	r.Acting = max(r.CPU-r.Training, 0)
+	r.UpdatesPerSecond = sum(d.AgentUpdates) / window.Seconds()
+	return r, nil
+}
+
 // testbedCPU reads the machine's busy CPU time and the CPU time of this
 // process and its children (the control plane, Prometheus, the
 // controller), by pid.
@@ -602,7 +780,7 @@ func testbedCPU() (time.Duration, map[int]procStat, error) {
 // processCPU is the CPU in cores of the processes seen at both ends of the
 // window, by name (summed), busiest first: this process is "bench (twin,
 // watch)" and the controller (pid ctl) "controller".
-func processCPU(before, after map[int]procStat, ctl int, window time.Duration) []ProcessCPU {
+func processCPU(before, after map[int]procStat, names map[int]string, window time.Duration) []ProcessCPU {
 	by := map[string]float64{}
 	for pid, b := range before {
 		a, ok := after[pid]
@@ -610,11 +788,10 @@ func processCPU(before, after map[int]procStat, ctl int, window time.Duration) [
 			continue
 		}
 		name := b.comm
-		switch pid {
-		case os.Getpid():
+		if n, ok := names[pid]; ok {
+			name = n
+		} else if pid == os.Getpid() {
 			name = "bench (twin, watch)"
-		case ctl:
-			name = "controller"
 		}
 		by[name] += (a.cpu - b.cpu).Seconds() / window.Seconds()
 	}

@@ -124,3 +124,52 @@ func TestRunSmall(t *testing.T) {
 	assert.Contains(t, table.String(), "complete rounds p50, p95, max (2 of 2)")
 	assert.FileExists(t, filepath.Join(dir, "controller.log"))
 }
+
+// TestRunSmallWithAgents runs the benchmark with the agent runner on real
+// parts (InfluxDB too): 5 apps whose bootstrapping agents go ONLINE after
+// one 2-step episode, two rounds. It checks the runner's figures are
+// there and sane, not the 1000-app targets.
+func TestRunSmallWithAgents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane, Prometheus, InfluxDB, the twin, the controller and the agent runner")
+	}
+	clustertest.RequireBinary(t, "prometheus")
+	clustertest.RequireBinary(t, "influxd")
+	clustertest.RequireBinary(t, "go")
+	bins := clustertest.Binaries(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
+	defer cancel()
+	tmp := t.TempDir()
+	bin := buildAware(ctx, t, tmp)
+	const apps, rounds, step = 5, 2, 5 * time.Second
+	dir := filepath.Join(tmp, "bench")
+	res, err := Run(ctx, Config{
+		Apps: apps, Nodes: 2, Step: step, Rounds: rounds, Scrape: time.Second, Tick: time.Second,
+		Dir: dir, Binaries: bins, Controller: []string{bin, "controller"}, Agents: []string{bin, "agents"},
+		AgentEpisode: 2, AgentWindow: 1,
+		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
+	})
+	if err != nil {
+		ctlLog, _ := os.ReadFile(filepath.Join(dir, "controller.log"))
+		runLog, _ := os.ReadFile(filepath.Join(dir, runnerLog))
+		t.Fatalf("Run: %v\ncontroller log:\n%s\nagent runner log:\n%s", err, ctlLog, runLog)
+	}
+	var table bytes.Buffer
+	require.NoError(t, WriteTable(&table, res))
+	t.Logf("\n%s", table.String())
+	require.NotNil(t, res.Agents)
+	a := res.Agents
+	assert.Equal(t, float64(apps), a.Hosted, "one agent per MPA")
+	assert.Positive(t, a.CPU, "the runner used CPU")
+	assert.InDelta(t, a.CPU, a.Training+a.Acting, 1e-9)
+	assert.Positive(t, a.RSSMax)
+	assert.Positive(t, a.HWM)
+	names := map[string]bool{}
+	for _, p := range res.Processes {
+		names[p.Name] = true
+	}
+	assert.True(t, names["agent runner"], "the runner's CPU in the breakdown")
+	assert.True(t, names["influxd"], "InfluxDB's CPU in the breakdown")
+	assert.Contains(t, table.String(), "agent steps by stage")
+	assert.Len(t, res.Rounds, rounds)
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,8 +32,9 @@ const (
 	// createWorkers create the applications' objects concurrently.
 	createWorkers = 8
 	// controllerUser is the identity the controller runs as, bound to its
-	// ClusterRole only.
+	// ClusterRole only; agentsUser the agent runner's.
 	controllerUser = "aware-controller"
+	agentsUser     = "aware-agents"
 )
 
 // restConfig loads kubeconfig with the benchmark's client rates.
@@ -65,14 +67,20 @@ func adminClient(rc *rest.Config) (client.Client, error) {
 // user and returns that user's kubeconfig: the controller runs with
 // exactly these rights.
 func grantControllerRole(ctx context.Context, cl *cluster.Cluster, c client.Client) (string, error) {
-	role, err := deploy.ControllerRole()
+	return grantRole(ctx, cl, c, deploy.ControllerRole, controllerUser)
+}
+
+// grantRole binds the generated ClusterRole role returns to user and
+// returns that user's kubeconfig.
+func grantRole(ctx context.Context, cl *cluster.Cluster, c client.Client, role func() (*rbacv1.ClusterRole, error), user string) (string, error) {
+	r, err := role()
 	if err != nil {
 		return "", err
 	}
-	if err := deploy.Grant(ctx, c, role, controllerUser); err != nil {
+	if err := deploy.Grant(ctx, c, r, user); err != nil {
 		return "", fmt.Errorf("scale: %w", err)
 	}
-	path, err := cl.UserKubeconfig("controller", controllerUser)
+	path, err := cl.UserKubeconfig(strings.TrimPrefix(user, "aware-"), user)
 	if err != nil {
 		return "", fmt.Errorf("scale: %w", err)
 	}

@@ -113,7 +113,7 @@ func BenchmarkMPAStatusWrite(b *testing.B) {
 func generatedMPAs(b *testing.B, n int) []*v1alpha1.MultidimPodAutoscaler {
 	prof, err := calibration.Default()
 	require.NoError(b, err)
-	_, objs, err := poolObjects(prof, n, 1)
+	_, objs, err := poolObjects(prof, n, 1, 0, 0)
 	require.NoError(b, err)
 	out := make([]*v1alpha1.MultidimPodAutoscaler, n)
 	for i, o := range objs {
