@@ -129,7 +129,7 @@ func (b *bench) teardown() {
 func (b *bench) healthy() error {
 	if b.ctl != nil && b.ctl.Exited() {
 		return fmt.Errorf("scale: the controller exited (%v); log %s:\n%s", b.ctl.Err(),
-			filepath.Join(b.dir, "controller.log"), b.ctl.LogTail(logTail))
+			filepath.Join(b.dir, controllerLog), b.ctl.LogTail(logTail))
 	}
 	if b.runner != nil && b.runner.Exited() {
 		return fmt.Errorf("scale: the agent runner exited (%v); log %s:\n%s", b.runner.Err(),
@@ -313,42 +313,20 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	}
 
 	// The controller, as its own process with its ClusterRole's rights.
-	metricsAddr, err := localproc.FreeLoopbackAddr()
-	if err != nil {
-		return res, fmt.Errorf("scale: %w", err)
-	}
-	metricsURL := "http://" + metricsAddr + "/metrics"
-	args := append(slices.Clone(cfg.Controller[1:]),
+	args := append(slices.Clone(cfg.Controller),
 		"--kubeconfig="+ctlKubeconfig, "--prometheus="+promURL, "--store-dir="+filepath.Join(b.dir, "store"),
-		"--step="+cfg.Step.String(), "--metrics-addr="+metricsAddr, "--probe-addr=0")
+		"--step="+cfg.Step.String())
 	if influxURL != "" {
 		args = append(args, "--influx-url="+influxURL)
 	}
 	ctlStart := time.Now()
-	b.ctl, err = localproc.Start(cfg.Controller[0], args,
-		localproc.WithLogFile(filepath.Join(b.dir, "controller.log")), localproc.WithProcessGroup())
+	var metricsURL string
+	b.ctl, metricsURL, err = b.startProcess(ctx, "the controller", "Controller", args, controllerLog)
 	if err != nil {
-		return res, fmt.Errorf("scale: the controller: %w", err)
+		return res, err
 	}
-	ctl := b.ctl
-	b.onTeardown("the controller", func(context.Context) error {
-		if ctl.Exited() {
-			return nil
-		}
-		return ctl.Stop(syscall.SIGTERM, 15*time.Second)
-	})
-	if err := ctl.WaitReady(ctx, time.Minute, 200*time.Millisecond, localproc.HTTPProbe(nil, metricsURL, http.StatusOK)); err != nil {
-		return res, fmt.Errorf("scale: the controller: %w", err)
-	}
-	pid := ctl.Pid()
-	comm, _, err := procCPU(pid)
-	if err != nil {
-		return res, fmt.Errorf("scale: the controller (pid %d): %w", pid, err)
-	}
-	if comm == "go" {
-		return res, fmt.Errorf("scale: Controller %q runs the go tool, not the controller: build it and run the binary", cfg.Controller)
-	}
-	log.Info("bench: controller started", "pid", pid, "metrics", metricsURL, "log", filepath.Join(b.dir, "controller.log"))
+	ctl, pid := b.ctl, b.ctl.Pid()
+	log.Info("bench: controller started", "pid", pid, "metrics", metricsURL, "log", filepath.Join(b.dir, controllerLog))
 	recommender := ""
 	if len(cfg.Agents) > 0 {
 		if err := b.startAgents(ctx, cl, admin, promURL, influxURL); err != nil {
@@ -377,7 +355,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	})
 	if err != nil {
 		return res, fmt.Errorf("scale: warm-up (every MPA with a recommendation and MetricsAvailable=True): %w; controller log %s:\n%s%s",
-			err, filepath.Join(b.dir, "controller.log"), ctl.LogTail(logTail), b.agentsTail())
+			err, filepath.Join(b.dir, controllerLog), ctl.LogTail(logTail), b.agentsTail())
 	}
 	res.Setup.Warmup = time.Since(ctlStart)
 	log.Info("bench: warmed up", "in", res.Setup.Warmup.Round(time.Millisecond))
@@ -396,8 +374,47 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// runnerLog is the agent runner's log in Config.Dir.
-const runnerLog = "agents.log"
+// The controller's and the agent runner's logs in Config.Dir.
+const (
+	controllerLog = "controller.log"
+	runnerLog     = "agents.log"
+)
+
+// startProcess starts argv (a program of this module, named what in
+// errors; field is its Config field) with --metrics-addr on a free
+// loopback port and --probe-addr=0, logging to logName in the working
+// directory, stops it at teardown, and waits until it serves /metrics.
+// It returns the process and its /metrics URL. A program that is the go
+// tool (`go run`) is refused: its pid would not be the one measured.
+func (b *bench) startProcess(ctx context.Context, what, field string, argv []string, logName string) (*localproc.Process, string, error) {
+	addr, err := localproc.FreeLoopbackAddr()
+	if err != nil {
+		return nil, "", fmt.Errorf("scale: %w", err)
+	}
+	url := "http://" + addr + "/metrics"
+	p, err := localproc.Start(argv[0], append(slices.Clone(argv[1:]), "--metrics-addr="+addr, "--probe-addr=0"),
+		localproc.WithLogFile(filepath.Join(b.dir, logName)), localproc.WithProcessGroup())
+	if err != nil {
+		return nil, "", fmt.Errorf("scale: %s: %w", what, err)
+	}
+	b.onTeardown(what, func(context.Context) error {
+		if p.Exited() {
+			return nil
+		}
+		return p.Stop(syscall.SIGTERM, 15*time.Second)
+	})
+	if err := p.WaitReady(ctx, time.Minute, 200*time.Millisecond, localproc.HTTPProbe(nil, url, http.StatusOK)); err != nil {
+		return nil, "", fmt.Errorf("scale: %s: %w", what, err)
+	}
+	comm, _, err := procCPU(p.Pid())
+	if err != nil {
+		return nil, "", fmt.Errorf("scale: %s (pid %d): %w", what, p.Pid(), err)
+	}
+	if comm == "go" {
+		return nil, "", fmt.Errorf("scale: %s %q runs the go tool, not %s: build it and run the binary", field, argv, what)
+	}
+	return p, url, nil
+}
 
 // startAgents starts the agent runner (Config.Agents) as its own process
 // with its ClusterRole's rights, reading promURL and influxURL, and waits
@@ -407,32 +424,13 @@ func (b *bench) startAgents(ctx context.Context, cl *cluster.Cluster, admin clie
 	if err != nil {
 		return err
 	}
-	addr, err := localproc.FreeLoopbackAddr()
-	if err != nil {
-		return fmt.Errorf("scale: %w", err)
-	}
-	b.runnerMx = "http://" + addr + "/metrics"
-	args := append(slices.Clone(b.cfg.Agents[1:]),
+	args := append(slices.Clone(b.cfg.Agents),
 		"--kubeconfig="+kubeconfig, "--prometheus="+promURL, "--influx-url="+influxURL, "--dir="+filepath.Join(b.dir, "agents"),
-		"--step="+b.cfg.Step.String(), "--metrics-addr="+addr, "--probe-addr=0")
-	b.runner, err = localproc.Start(b.cfg.Agents[0], args,
-		localproc.WithLogFile(filepath.Join(b.dir, runnerLog)), localproc.WithProcessGroup())
-	if err != nil {
-		return fmt.Errorf("scale: the agent runner: %w", err)
+		"--step="+b.cfg.Step.String())
+	if b.runner, b.runnerMx, err = b.startProcess(ctx, "the agent runner", "Agents", args, runnerLog); err != nil {
+		return err
 	}
 	runner := b.runner
-	b.onTeardown("the agent runner", func(context.Context) error {
-		if runner.Exited() {
-			return nil
-		}
-		return runner.Stop(syscall.SIGTERM, 15*time.Second)
-	})
-	if err := runner.WaitReady(ctx, time.Minute, 200*time.Millisecond, localproc.HTTPProbe(nil, b.runnerMx, http.StatusOK)); err != nil {
-		return fmt.Errorf("scale: the agent runner: %w", err)
-	}
-	if comm, _, err := procCPU(runner.Pid()); err != nil || comm == "go" {
-		return fmt.Errorf("scale: Agents %q must run the agent runner's binary, not the go tool (%s, %v)", b.cfg.Agents, comm, err)
-	}
 	b.log.Info("bench: agent runner started", "pid", runner.Pid(), "metrics", b.runnerMx, "log", filepath.Join(b.dir, runnerLog))
 	return nil
 }
