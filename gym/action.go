@@ -2,10 +2,11 @@ package gym
 
 import "math"
 
-// Normalized actions: agents act in [−1, 1]^ActDim, and the environment
-// maps that box linearly onto the action space. Discrete agents (the
-// authors' artifact's PPO) instead pick one of seven moves relative to the
-// current allocation.
+// Normalized actions: continuous agents act in [−1, 1]^ActDim, and a
+// Mapping turns that into the allocation the environment is stepped with:
+// relative to the current allocation (the default) or linearly onto the
+// action space (Denormalize). Discrete agents (the authors' artifact's PPO)
+// instead pick one of seven moves relative to the current allocation.
 
 // Denormalize maps a ∈ [−1, 1]^Dim (clipped) linearly onto s and writes the
 // result to dst, which is returned.

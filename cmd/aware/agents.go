@@ -34,6 +34,8 @@ type agentsFlags struct {
 	burst      int
 	meta       string
 	metaM      int
+	mapping    gym.Mapping
+	mappingSet bool // --actions given
 }
 
 func newAgentsCmd() *cobra.Command {
@@ -53,6 +55,7 @@ the controller's InfluxDB store (--influx-url): the embedded store belongs to th
 process. Its own metrics are on --metrics-addr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl.mappingSet = cmd.Flags().Changed("actions")
 			return runAgents(cmd.Context(), fl)
 		},
 	}
@@ -73,6 +76,7 @@ process. Its own metrics are on --metrics-addr.`,
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8083", `address of /healthz and /readyz ("0" disables)`)
 	f.StringVar(&fl.meta, "meta", "", "folder of an `aware meta train` run: its frozen meta learner embeds each MPA's episodes into the agents' states, and agents of MPAs that do not bootstrap start from its meta-trained DDPG")
 	f.IntVar(&fl.metaM, "meta-m", 20, "trajectories per bundle the meta run was trained with")
+	actionsFlag(f, &fl.mapping)
 	f.Float32Var(&fl.qps, "kube-api-qps", 100, "client QPS to the API server")
 	f.IntVar(&fl.burst, "kube-api-burst", 200, "client burst to the API server")
 	return cmd
@@ -99,30 +103,37 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	fl.cfg.Options = []agents.Option{agents.WithName(fl.name), agents.WithStep(fl.step), agents.WithTrainers(fl.trainers),
 		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed)}
 	if fl.meta != "" {
-		opts, err := metaAgents(fl.meta, fl.metaM, fl.seed, fl.cfg.Dir)
+		opts, mapping, err := metaAgents(fl.meta, fl.metaM, fl.seed, fl.cfg.Dir)
 		if err != nil {
 			return err
 		}
+		if fl.mappingSet && mapping != fl.mapping {
+			return fmt.Errorf("--actions %s: the agents of --meta %s act through %s actions", fl.mapping, fl.meta, mapping)
+		}
+		fl.mapping = mapping
 		fl.cfg.Options = append(fl.cfg.Options, opts...)
 	}
+	fl.cfg.Options = append(fl.cfg.Options, agents.WithActions(fl.mapping))
 	return agents.Run(ctx, fl.cfg)
 }
 
 // metaAgents are the runner's options for the meta-training run in dir:
 // its frozen meta learner, and a factory whose agents for MPAs that do not
 // bootstrap are copies of the meta-trained DDPG (AWARE adapts that agent to
-// a new application; BCQ learns from the records on the wider state).
-func metaAgents(dir string, m int, seed uint64, tmp string) ([]agents.Option, error) {
+// a new application; BCQ learns from the records on the wider state), and
+// the mapping its agent acted through.
+func metaAgents(dir string, m int, seed uint64, tmp string) ([]agents.Option, gym.Mapping, error) {
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
 	trained, f, err := newMetaLearners(cfg, m, seed)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if _, err := train.LoadMetaTrain(dir, trained, f); err != nil {
-		return nil, fmt.Errorf("--meta %s: %w", dir, err)
+	_, mapping, err := train.LoadMetaTrain(dir, trained, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("--meta %s: %w", dir, err)
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var mu sync.Mutex // the trained agent is copied by many agents' goroutines
 	factory := func(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error) {
@@ -138,5 +149,5 @@ func metaAgents(dir string, m int, seed uint64, tmp string) ([]agents.Option, er
 		defer mu.Unlock()
 		return ag, transfer.Copy(ag, trained, tmp)
 	}
-	return []agents.Option{agents.WithMeta(f), agents.WithFactory(factory)}, nil
+	return []agents.Option{agents.WithMeta(f), agents.WithFactory(factory)}, mapping, nil
 }

@@ -35,6 +35,7 @@ type bootstrapFlags struct {
 	seed                             uint64
 	out                              string
 	phis                             []float64
+	mapping                          gym.Mapping
 }
 
 // The arms of the bootstrapping study; BCQ's are named by bcqArm.
@@ -116,6 +117,7 @@ Writes report.md and results.json into --out.`,
 	fl.poolFlags.register(f)
 	f.StringVar(&fl.out, "out", "out/bootstrap", "report folder")
 	f.Float64SliceVar(&fl.phis, "phi", fl.phis, "BCQ perturbation bounds Φ, one arm each")
+	actionsFlag(f, &fl.mapping)
 	return cmd
 }
 
@@ -166,6 +168,7 @@ type bootstrapReport struct {
 	SimEps   int            `json:"simEpisodes"`
 	Seed     uint64         `json:"seed"`
 	Phis     []float64      `json:"bcqPhis"`
+	Actions  string         `json:"actions"`
 	Apps     []bootstrapApp `json:"apps"`
 }
 
@@ -191,7 +194,7 @@ func runBootstrap(ctx context.Context, out, progress io.Writer, fl bootstrapFlag
 	}
 	fmt.Fprintf(out, "bootstrapping on %d test-split applications: %d episodes each, the first %d recorded from HPA+VPA for the bootstrapped arms, %d offline updates\n",
 		len(apps), fl.episodes, fl.records, fl.updates)
-	rep := bootstrapReport{Episodes: fl.episodes, Records: fl.records, Updates: fl.updates, SimEps: fl.simEpisodes, Seed: fl.seed, Phis: fl.phis, Apps: make([]bootstrapApp, len(apps))}
+	rep := bootstrapReport{Episodes: fl.episodes, Records: fl.records, Updates: fl.updates, SimEps: fl.simEpisodes, Seed: fl.seed, Phis: fl.phis, Actions: fl.mapping.String(), Apps: make([]bootstrapApp, len(apps))}
 	perApp := 2*fl.episodes + (1+len(fl.phis))*(fl.episodes-fl.records)
 	if fl.simEpisodes > 0 {
 		perApp += fl.episodes + fl.simEpisodes + fl.episodes - fl.records
@@ -275,7 +278,7 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 			metrics = append(metrics, info.Metrics)
 		}
 	}
-	rule, steps, err := train.Record(ctx, env, rec, fl.step, train.Config{Episodes: fl.episodes, Seed: seed, Progress: tick, Observe: observe})
+	rule, steps, err := train.Record(ctx, env, rec, fl.step, train.Config{Episodes: fl.episodes, Seed: seed, Mapping: fl.mapping, Progress: tick, Observe: observe})
 	if err != nil {
 		return res, fmt.Errorf("rule-based: %w", err)
 	}
@@ -293,7 +296,7 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 		if err != nil {
 			return bootstrapArm{}, err
 		}
-		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes - from, Seed: seed + uint64(from), Explore: true, Progress: tick})
+		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes - from, Seed: seed + uint64(from), Explore: true, Mapping: fl.mapping, Progress: tick})
 		if err != nil {
 			return bootstrapArm{}, fmt.Errorf("%s: %w", name, err)
 		}
@@ -356,7 +359,7 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 	if ag, err = newPPO(5); err != nil {
 		return res, err
 	}
-	simEps, err := train.Run(ctx, fitEnv, ag, train.Config{Episodes: fl.simEpisodes, Seed: seed + 7_000, Explore: true, Progress: tick})
+	simEps, err := train.Run(ctx, fitEnv, ag, train.Config{Episodes: fl.simEpisodes, Seed: seed + 7_000, Explore: true, Mapping: fl.mapping, Progress: tick})
 	if err != nil {
 		return res, fmt.Errorf("%s: in the fitted simulator: %w", armFitted, err)
 	}
@@ -414,8 +417,8 @@ func tOnline(r bootstrapReport) float64 {
 // bootstrapMarkdown is report.md: per arm, means over the applications.
 func bootstrapMarkdown(r bootstrapReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Bootstrapping on %d held-out applications: the first %d episodes of each, seed %d; bootstrapped arms: HPA+VPA acts and is recorded for %d episodes, the agent trains on the records alone (%d updates) and then acts.\n\n",
-		len(r.Apps), r.Episodes, r.Seed, r.Records, r.Updates)
+	fmt.Fprintf(&b, "Bootstrapping on %d held-out applications: the first %d episodes of each, seed %d, %s actions; bootstrapped arms: HPA+VPA acts and is recorded for %d episodes, the agent trains on the records alone (%d updates) and then acts.\n\n",
+		len(r.Apps), r.Episodes, r.Seed, r.Actions, r.Records, r.Updates)
 	windows := []int{r.Episodes}
 	for _, w := range []int{50, 10} {
 		if w < r.Episodes {

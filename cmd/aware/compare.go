@@ -14,6 +14,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 )
@@ -23,6 +24,7 @@ type compareFlags struct {
 	poolSeed int64
 	seed     uint64
 	algos    []string
+	mapping  gym.Mapping
 	episodes map[string]int
 	scored   int
 	workers  int
@@ -51,6 +53,7 @@ and writes results.{json,md} and one learning-curve figure per algorithm to --ou
 	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the agents and the simulation")
 	f.StringSliceVar(&fl.algos, "algos", train.Algos, "algorithms to train")
+	actionsFlag(f, &fl.mapping)
 	f.StringToIntVar(&fl.episodes, "episodes", nil, "training episodes per algorithm, e.g. ddpg=1000,ppo=1500 (defaults: ddpg=1000, ppo=1500, ppo-continuous=1500)")
 	f.IntVar(&fl.scored, "scored", 5, "scored episodes per policy")
 	f.IntVar(&fl.workers, "workers", 2, "applications trained in parallel")
@@ -123,7 +126,7 @@ func runCompare(ctx context.Context, out, progress io.Writer, fl compareFlags) e
 	)
 	b := newBar(progress, "compare", len(cases)*len(fl.algos))
 	res, err := train.Compare(ctx, cases, train.CompareConfig{
-		Profile: prof, Step: fl.step, Algos: fl.algos, Episodes: fl.episodes, EvalEpisodes: fl.scored,
+		Profile: prof, Step: fl.step, Algos: fl.algos, Mapping: fl.mapping, Episodes: fl.episodes, EvalEpisodes: fl.scored,
 		Seed: fl.seed, Workers: fl.workers,
 		Progress: func(train.Result) {
 			mu.Lock()
@@ -141,7 +144,7 @@ func runCompare(ctx context.Context, out, progress io.Writer, fl compareFlags) e
 		src = append(src, o)
 	}
 	slices.Sort(src)
-	cmdline := fmt.Sprintf("aware compare --apps %d --pool-seed %d --seed %d --algos %s --scored %d", fl.apps, fl.poolSeed, fl.seed, strings.Join(fl.algos, ","), fl.scored)
+	cmdline := fmt.Sprintf("aware compare --apps %d --pool-seed %d --seed %d --algos %s --actions %s --scored %d", fl.apps, fl.poolSeed, fl.seed, strings.Join(fl.algos, ","), fl.mapping, fl.scored)
 	if len(fl.episodes) > 0 {
 		var eps []string
 		for _, a := range fl.algos {

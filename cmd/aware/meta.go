@@ -43,6 +43,7 @@ type metaTrainFlags struct {
 	contrastEvery   int
 	contrast        meta.ContrastConfig
 	noise           float64
+	mapping         gym.Mapping
 }
 
 // metaNoise is the exploration noise of the agents that meta-training and
@@ -121,6 +122,7 @@ finished round. Each round's figures are appended to --out/rounds.jsonl.`,
 	f.BoolVar(&fl.quick, "quick", false, fmt.Sprintf("a short run: %d applications, %d rounds (unless given)", quickMeta.apps, quickMeta.rounds))
 	f.BoolVar(&fl.verbose, "verbose", false, "print every round instead of a progress bar")
 	f.Float64Var(&fl.noise, "noise", fl.noise, "standard deviation of the agent's Gaussian exploration noise (FIRM's is 0.2)")
+	actionsFlag(f, &fl.mapping)
 	f.BoolVar(&fl.fixedStart, "fixed-start", false, "start every episode at the application's trace offset instead of a point drawn from its seed")
 	f.IntVar(&fl.contrastEvery, "contrast-every", fl.contrastEvery, "episodes between steps of the identification objective (0: off, the paper's training)")
 	f.IntVar(&fl.contrast.Tasks, "contrast-tasks", fl.contrast.Tasks, "applications per step of the identification objective")
@@ -195,7 +197,7 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 	var runErr error
 	var contrastSum float64
 	var contrastSteps int
-	mcfg := train.MetaTrainConfig{Rounds: fl.rounds, Seed: fl.seed, Dir: fl.out,
+	mcfg := train.MetaTrainConfig{Rounds: fl.rounds, Seed: fl.seed, Dir: fl.out, Mapping: fl.mapping,
 		Progress: func(r int, _ string, _ train.Episode) {
 			if b == nil && !fl.verbose {
 				b = newBar(progress, "meta-train", (fl.rounds-r)*len(tasks))

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 // TestMetaTrainAndEval runs the smallest meta-training (2 applications, 2
@@ -51,6 +52,8 @@ func TestMetaTrainAndEval(t *testing.T) {
 
 	fl.seed = 4
 	assert.ErrorContains(t, runMetaTrain(context.Background(), &stdout, &progress, fl), "holds a run of seed 3")
+	fl.seed, fl.mapping = 3, gym.Absolute
+	assert.ErrorContains(t, runMetaTrain(context.Background(), &stdout, &progress, fl), `holds a run with "relative" actions, not absolute`)
 
 	stdout.Reset()
 	ev := metaEvalFlags{from: out, apps: 3, episodes: 1, m: 2, seed: 1, shift: time.Hour, windows: windowsShift, poolFlags: pool}
@@ -74,6 +77,11 @@ func TestMetaTrainAndEval(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &rep))
 	require.Len(t, rep.Apps, 2)
+	assert.Equal(t, "relative", rep.Actions, "the meta run's mapping")
+	for _, m := range adaptMethods {
+		first := (rep.Apps[0].Methods[m].Rewards[0] + rep.Apps[0].Methods[m].Rewards[1] + rep.Apps[1].Methods[m].Rewards[0] + rep.Apps[1].Methods[m].Rewards[1]) / 4
+		assert.InDelta(t, first, rep.Early[m], 1e-9, "%s: the first window's mean", m)
+	}
 	for _, a := range rep.Apps {
 		for _, m := range adaptMethods {
 			run := a.Methods[m]

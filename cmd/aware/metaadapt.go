@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/aware-autoscaler/aware/controller/forecast"
 	"github.com/aware-autoscaler/aware/controller/meta"
@@ -35,6 +36,7 @@ type metaAdaptFlags struct {
 	window                 int
 	tolerance              float64
 	noise                  float64
+	mapping                gym.Mapping // the meta run's
 }
 
 // The adaptation methods, in table order.
@@ -121,12 +123,16 @@ type adaptReport struct {
 	Episodes  int                    `json:"episodes"`
 	Seed      uint64                 `json:"seed"`
 	Noise     float64                `json:"explorationNoise"`
+	Actions   string                 `json:"actions"`
 	Rule      train.ConvergenceRule  `json:"convergence"`
 	Apps      []adaptApp             `json:"apps"`
 	Median    map[string]float64     `json:"medianEpisodesToConverge"`
 	Ratio     map[string]float64     `json:"ratioToAWARE"`
 	Censored  map[string]int         `json:"censored"`
 	Summaries map[string]train.Score `json:"meanOverEpisodes"`
+	// Early is the mean reward of each method's first Rule.Window
+	// episodes, over the applications: how well it does before it adapts.
+	Early map[string]float64 `json:"meanRewardFirstWindow"`
 }
 
 func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlags) error {
@@ -143,11 +149,12 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 	if err != nil {
 		return err
 	}
-	rounds, err := train.LoadMetaTrain(fl.from, metaAgent, f)
+	rounds, mapping, err := train.LoadMetaTrain(fl.from, metaAgent, f)
 	if err != nil {
 		return err
 	}
 	f.SetMetaUpdates(false)
+	fl.mapping = mapping
 	if err := os.MkdirAll(fl.out, 0o755); err != nil {
 		return err
 	}
@@ -181,8 +188,8 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 		return fmt.Errorf("TL+ source: %w", err)
 	}
 
-	rep := adaptReport{Meta: filepath.Join(fl.from, train.MetaCheckpoint), Rounds: rounds, Source: trainApps[k].Name(), Episodes: fl.episodes, Seed: fl.seed, Noise: fl.noise, Rule: rule,
-		Median: map[string]float64{}, Ratio: map[string]float64{}, Censored: map[string]int{}, Summaries: map[string]train.Score{}}
+	rep := adaptReport{Meta: filepath.Join(fl.from, train.MetaCheckpoint), Rounds: rounds, Source: trainApps[k].Name(), Episodes: fl.episodes, Seed: fl.seed, Noise: fl.noise, Actions: fl.mapping.String(), Rule: rule,
+		Median: map[string]float64{}, Ratio: map[string]float64{}, Censored: map[string]int{}, Summaries: map[string]train.Score{}, Early: map[string]float64{}}
 	all := map[string][]train.Episode{}
 	for i, a := range simApps {
 		app := adaptApp{Name: apps[i].Name(), Methods: map[string]adaptRun{}}
@@ -203,7 +210,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 				if err := transfer.Copy(ag, metaAgent, fl.out); err != nil {
 					return err
 				}
-				eps, err = train.Adapt(ctx, env, app.Name, ag, f.Embedder(), opts, train.AdaptConfig{Episodes: fl.episodes, Seed: seed, Progress: tick})
+				eps, err = train.Adapt(ctx, env, app.Name, ag, f.Embedder(), opts, train.AdaptConfig{Episodes: fl.episodes, Seed: seed, Mapping: fl.mapping, Progress: tick})
 				if err != nil {
 					return fmt.Errorf("%s: AWARE: %w", app.Name, err)
 				}
@@ -222,7 +229,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 				if err := transfer.Copy(ag, source, fl.out); err != nil {
 					return err
 				}
-				eps, err = train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes, Seed: seed, Explore: true, Progress: tick})
+				eps, err = train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes, Seed: seed, Explore: true, Mapping: fl.mapping, Progress: tick})
 				if err != nil {
 					return fmt.Errorf("%s: %s: %w", app.Name, method, err)
 				}
@@ -265,6 +272,10 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 		}
 		rep.Median[m] = median(n)
 		rep.Summaries[m] = train.Summarise(all[m])
+		for _, a := range rep.Apps {
+			first := a.Methods[m].Rewards[:rule.Window]
+			rep.Early[m] += floats.Sum(first) / float64(len(first)*len(rep.Apps))
+		}
 	}
 	for _, m := range adaptMethods[1:] {
 		rep.Ratio[m] = rep.Median[m] / rep.Median[methodAWARE]
@@ -291,7 +302,7 @@ func sourcePolicy(ctx context.Context, prof *calibration.Profile, app sim.App, p
 	if err != nil {
 		return nil, err
 	}
-	_, err = train.Run(ctx, env, ag, train.Config{Episodes: fl.source, Seed: fl.seed + 500, Explore: true, Progress: tick})
+	_, err = train.Run(ctx, env, ag, train.Config{Episodes: fl.source, Seed: fl.seed + 500, Explore: true, Mapping: fl.mapping, Progress: tick})
 	return ag, err
 }
 
@@ -325,8 +336,8 @@ func median(x []float64) float64 {
 
 func adaptMarkdown(r adaptReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Adaptation to %d held-out applications, %d training episodes per method, seed %d, exploration noise σ = %g. AWARE: %s after %d rounds; TL and TL+ from %s.\n\n",
-		len(r.Apps), r.Episodes, r.Seed, r.Noise, r.Meta, r.Rounds, r.Source)
+	fmt.Fprintf(&b, "Adaptation to %d held-out applications, %d training episodes per method, seed %d, exploration noise σ = %g, %s actions. AWARE: %s after %d rounds; TL and TL+ from %s.\n\n",
+		len(r.Apps), r.Episodes, r.Seed, r.Noise, r.Actions, r.Meta, r.Rounds, r.Source)
 	fmt.Fprintf(&b, "Converged: from the first episode on which the trailing %d episodes' mean reward stays within %.0f %% of the best final mean of the three methods on that application (* never: the budget is counted).\n\n",
 		r.Rule.Window, 100*r.Rule.Tolerance)
 	fmt.Fprintf(&b, "| application | converged reward | %s |\n|---|---:|%s\n", strings.Join(adaptMethods, " | "), strings.Repeat("---:|", len(adaptMethods)))
@@ -342,7 +353,7 @@ func adaptMarkdown(r adaptReport) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n| method | median episodes to converge | never converged | AWARE faster by | paper | mean reward | SLO violations / episode | CPU util | memory util |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "\n| method | median episodes to converge | never converged | AWARE faster by | paper | mean reward, first %d episodes | mean reward | SLO violations / episode | CPU util | memory util |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", r.Rule.Window)
 	paper := map[string]string{methodTL: "5.5×", methodTLP: "4.6×"}
 	for _, m := range adaptMethods {
 		ratio, p := "", ""
@@ -350,8 +361,8 @@ func adaptMarkdown(r adaptReport) string {
 			ratio, p = fmt.Sprintf("%.2f×", r.Ratio[m]), paper[m]
 		}
 		s := r.Summaries[m]
-		fmt.Fprintf(&b, "| %s | %.1f | %d of %d | %s | %s | %.1f | %.1f | %.0f %% | %.0f %% |\n", m, r.Median[m], r.Censored[m], len(r.Apps), ratio, p,
-			s.Reward, s.SLOViolations, 100*s.CPUUtil, 100*s.MemoryUtil)
+		fmt.Fprintf(&b, "| %s | %.1f | %d of %d | %s | %s | %.1f | %.1f | %.1f | %.0f %% | %.0f %% |\n", m, r.Median[m], r.Censored[m], len(r.Apps), ratio, p,
+			r.Early[m], s.Reward, s.SLOViolations, 100*s.CPUUtil, 100*s.MemoryUtil)
 	}
 	return b.String()
 }

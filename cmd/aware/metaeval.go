@@ -108,7 +108,7 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 	if err != nil {
 		return err
 	}
-	rounds, err := train.LoadMetaTrain(fl.from, ag, f)
+	rounds, mapping, err := train.LoadMetaTrain(fl.from, ag, f)
 	if err != nil {
 		return err
 	}
@@ -152,11 +152,11 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", apps[i].Name(), err)
 		}
-		ta, _, err := train.Trajectories(ctx, envs[i], ag, zero, fl.episodes, fl.seed, 100)
+		ta, _, err := train.Trajectories(ctx, envs[i], ag, mapping, zero, fl.episodes, fl.seed, 100)
 		if err != nil {
 			return fmt.Errorf("%s: %w", apps[i].Name(), err)
 		}
-		tb, _, err := train.Trajectories(ctx, later, ag, zero, fl.episodes, fl.seed+1000, 100)
+		tb, _, err := train.Trajectories(ctx, later, ag, mapping, zero, fl.episodes, fl.seed+1000, 100)
 		if err != nil {
 			return fmt.Errorf("%s: %w", apps[i].Name(), err)
 		}
@@ -178,7 +178,7 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 
 	// Reward drop of running j with i's embedding, against their similarity.
 	reward := func(j int, e []float64) (float64, error) {
-		_, eps, err := train.Trajectories(ctx, envs[j], ag, e, 1, fl.seed+2000, 100)
+		_, eps, err := train.Trajectories(ctx, envs[j], ag, mapping, e, 1, fl.seed+2000, 100)
 		if err != nil {
 			return 0, err
 		}

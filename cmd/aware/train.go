@@ -27,6 +27,7 @@ import (
 
 type trainFlags struct {
 	algo     string
+	mapping  gym.Mapping
 	app      string
 	poolSeed int64
 	episodes int
@@ -56,6 +57,7 @@ the agent's checkpoint to --out/<app>-<algo>.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.algo, "algo", train.DDPG, "ddpg, ppo (the artifact's 7 discrete moves) or ppo-continuous")
+	actionsFlag(f, &fl.mapping)
 	f.StringVar(&fl.app, "app", "app-0001", "application of the generated pool")
 	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
 	f.IntVar(&fl.episodes, "episodes", 0, "episodes of 100 steps (0: the algorithm's default budget, ddpg 1000, ppo 1500)")
@@ -140,7 +142,7 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	fmt.Fprintf(out, "training %s on %s (%s, SLO %s, load %s) for %d episodes\n", fl.algo, fl.app, segments.FormatChain(app.Spec.Segments), simApps[0].SLO, shapes.Origin[app.Load.Source], fl.episodes)
 	start := time.Now()
 	b := newBar(out, fl.algo, fl.episodes)
-	eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes, Seed: fl.seed, Discrete: discrete, Explore: true,
+	eps, err := train.Run(ctx, env, ag, train.Config{Episodes: fl.episodes, Seed: fl.seed, Discrete: discrete, Mapping: fl.mapping, Explore: true,
 		Progress: func(e train.Episode) {
 			if fl.verbose {
 				fmt.Fprintf(out, "episode %4d/%d  reward %7.2f  cpu %5.1f%%  mem %5.1f%%  slo violations %3d  refused %3d  updates %d\n",
@@ -156,7 +158,7 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 		return err
 	}
 	const scored = 5
-	ev, err := train.Run(ctx, env, ag, train.Config{Episodes: scored, Seed: train.EvalSeed(fl.seed), Discrete: discrete})
+	ev, err := train.Run(ctx, env, ag, train.Config{Episodes: scored, Seed: train.EvalSeed(fl.seed), Discrete: discrete, Mapping: fl.mapping})
 	if err != nil {
 		return err
 	}

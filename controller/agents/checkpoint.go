@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 // Checkpoint files in an agent's folder.
@@ -34,6 +36,17 @@ type State struct {
 	// RecordsUntil: the OFFLINE records before this time were trained on.
 	RecordsUntil time.Time `json:"recordsUntil"`
 	Saved        time.Time `json:"saved"`
+	// Actions is the gym.Mapping the agent acted through; empty in
+	// checkpoints from before it was recorded, which mapped absolutely.
+	Actions string `json:"actions,omitempty"`
+}
+
+// Mapping is the gym.Mapping the checkpointed agent acted through.
+func (s State) Mapping() (gym.Mapping, error) {
+	if s.Actions == "" {
+		return gym.Absolute, nil
+	}
+	return gym.ParseMapping(s.Actions)
 }
 
 // ReadState reads the State in an agent's checkpoint folder; the error

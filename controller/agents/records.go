@@ -12,14 +12,16 @@ import (
 
 // Transitions turns the recorded steps of trs (from the trajectory store)
 // into agent transitions: each step of stage whose successor was recorded
-// within maxGap of it becomes (its state, its action normalised to space,
-// its reward, the successor's state). Episodes of the controller follow each
+// within maxGap of it becomes (its state, its allocation as the action
+// under mapping from the allocation its state shows, its reward, the
+// successor's state). Episodes of the controller follow each
 // other without a gap, so an episode's last step links to the next
 // episode's first (truncation is not termination). Steps with states or
 // actions of the wrong width or non-finite values are skipped. until is the
 // time of the last step read, whose successor is not known yet: read again
 // from it to continue.
-func Transitions(trs []trajectory.Trajectory, space gym.Space, stage string, maxGap time.Duration) (out []agent.Transition, until time.Time) {
+func Transitions(trs []trajectory.Trajectory, mapping gym.Mapping, space gym.Space, stage string, maxGap time.Duration) (out []agent.Transition, until time.Time) {
+	bounds := gym.BoundsOf(space)
 	var steps []trajectory.Step
 	for _, tr := range trs {
 		steps = append(steps, tr.Steps...)
@@ -31,7 +33,7 @@ func Transitions(trs []trajectory.Trajectory, space gym.Space, stage string, max
 			continue
 		}
 		out = append(out, agent.Transition{
-			State: slices.Clone(a.State), Action: gym.Normalize(make([]float64, space.Dim()), a.Action, space),
+			State: slices.Clone(a.State), Action: mapping.Encode(make([]float64, space.Dim()), a.Action, gym.Current(a.State, bounds), bounds),
 			Reward: a.Reward, Next: slices.Clone(b.State),
 		})
 	}

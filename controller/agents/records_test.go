@@ -31,7 +31,7 @@ func TestTransitions(t *testing.T) {
 	bad := step(3, 0, 245, "OFFLINE", math.NaN())
 	trs = append(trs, trajectory.Trajectory{Steps: []trajectory.Step{bad, step(3, 1, 260, "OFFLINE", 8)}})
 
-	got, until := Transitions(trs, space, "OFFLINE", 40*time.Second)
+	got, until := Transitions(trs, gym.Absolute, space, "OFFLINE", 40*time.Second)
 	require.Len(t, got, 4, "0→15, 15→30 (across episodes), 30→60, 200→215 (into ONLINE)")
 	for i, want := range []struct{ reward, from, to float64 }{{1, 0, 15}, {2, 15, 30}, {3, 30, 60}, {5, 200, 215}} {
 		assert.Equal(t, want.reward, got[i].Reward, "transition %d", i)
@@ -42,7 +42,16 @@ func TestTransitions(t *testing.T) {
 	}
 	assert.Equal(t, t0.Add(260*time.Second), until)
 
-	none, until := Transitions(nil, space, "OFFLINE", time.Minute)
+	// Relative: the allocation set, against the one the state shows (3
+	// replicas of 0.55 cores and 250 bytes: [6, 1.1, 500] doubles each).
+	b := gym.BoundsOf(space)
+	a, c := step(4, 0, 300, "OFFLINE", 1), step(4, 1, 315, "OFFLINE", 1)
+	gym.State(a.State, gym.Metrics{Replicas: 3, CPULimit: 0.55, MemoryLimit: 250}, 1, 0, b, gym.DefaultCapacities())
+	rel, _ := Transitions([]trajectory.Trajectory{{Steps: []trajectory.Step{a, c}}}, gym.Relative, space, "OFFLINE", time.Minute)
+	require.Len(t, rel, 1)
+	assert.InDeltaSlice(t, []float64{1, 1, 1}, rel[0].Action, 1e-9)
+
+	none, until := Transitions(nil, gym.Relative, space, "OFFLINE", time.Minute)
 	assert.Empty(t, none)
 	assert.True(t, until.IsZero())
 }

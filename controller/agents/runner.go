@@ -69,6 +69,7 @@ type config struct {
 	reg            prometheus.Registerer
 	envOpts        []mpaenv.Option
 	meta           *meta.FLASH
+	mapping        gym.Mapping
 }
 
 // Option configures a Runner.
@@ -122,6 +123,11 @@ func WithEnvOptions(opts ...mpaenv.Option) Option {
 // agent retrains on the embedding of what the application does now. One f
 // serves every agent.
 func WithMeta(f *meta.FLASH) Option { return func(c *config) { c.meta = f } }
+
+// WithActions sets how the agents' continuous actions become allocations
+// (default gym.Relative). A checkpoint of an agent that acted through
+// another mapping is moved aside and a fresh agent starts.
+func WithActions(m gym.Mapping) Option { return func(c *config) { c.mapping = m } }
 
 // Runner hosts one agent per MPA that names it.
 type Runner struct {

@@ -42,7 +42,7 @@ func TestRunnerOffline(t *testing.T) {
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
 	require.NoError(t, os.MkdirAll(ck, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(`{"uid":"uid","updates":7}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(`{"uid":"uid","updates":7,"actions":"relative"}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte("not a checkpoint"), 0o644))
 
 	events := record.NewFakeRecorder(10)
@@ -78,6 +78,7 @@ func TestRunnerOffline(t *testing.T) {
 	require.NotNil(t, m.Status.Recommendation.Withheld)
 	assert.Equal(t, agents.ReasonCheckpointUnreadable, m.Status.Recommendation.Withheld.Reason)
 	assert.Contains(t, m.Status.Recommendation.Withheld.Message, "moved to "+ck+".unreadable-")
+	assert.Contains(t, m.Status.Recommendation.Withheld.Message, "agent.ckpt", "the cause is named")
 	assert.WithinDuration(t, time.Now(), m.Status.Recommendation.Time.Time, time.Minute)
 	assert.Contains(t, <-events.Events, "Warning CheckpointUnreadable")
 	moved, err := filepath.Glob(ck + ".unreadable-*")
@@ -92,6 +93,49 @@ func TestRunnerOffline(t *testing.T) {
 	assert.Nil(t, other.Status.Recommendation, "the MPA of the built-in recommender is not the runner's")
 	_, err = os.Stat(filepath.Join(dir, "ns", other.Name+"-"+string(other.UID)))
 	assert.True(t, os.IsNotExist(err), "no agent for it")
+}
+
+// TestRunnerRefusesCheckpointOfAnotherMapping: an agent checkpointed by a
+// runner whose agents acted through other actions (here absolute: a
+// checkpoint from before the mapping was recorded) is moved aside, not
+// loaded into an agent whose actions would mean something else.
+func TestRunnerRefusesCheckpointOfAnotherMapping(t *testing.T) {
+	c, ours, store, _ := offlineWorld(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
+	require.NoError(t, os.MkdirAll(ck, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(`{"uid":"uid","updates":7}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte("weights of an absolute agent"), 0o644))
+	factory := func(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error) {
+		return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(8))
+	}
+	r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil }),
+		store, dir, agents.WithStep(time.Second), agents.WithFactory(factory), agents.WithActions(gym.Relative))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	var st agents.State
+	require.Eventually(t, func() bool {
+		st, err = agents.ReadState(ck)
+		return err == nil && st.UID == string(ours.UID) && st.Updates > 0
+	}, 20*time.Second, 50*time.Millisecond, "a fresh agent trained and checkpointed")
+	assert.Equal(t, "relative", st.Actions)
+	var m v1alpha1.MultidimPodAutoscaler
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(ours), &m))
+	require.NotNil(t, m.Status.Recommendation)
+	require.NotNil(t, m.Status.Recommendation.Withheld)
+	assert.Contains(t, m.Status.Recommendation.Withheld.Message, "acted through absolute actions, this runner's agents act through relative")
+	moved, err := filepath.Glob(ck + ".unreadable-*")
+	require.NoError(t, err)
+	require.Len(t, moved, 1)
+	b, err := os.ReadFile(filepath.Join(moved[0], "agent.ckpt"))
+	require.NoError(t, err)
+	assert.Equal(t, "weights of an absolute agent", string(b), "nothing is deleted")
 }
 
 // TestRunnerOfflineWithMeta: with the meta learner, the agent's states end

@@ -46,13 +46,14 @@ type worker struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	ag    agent.Agent
-	boot  bool
-	space gym.Space
-	env   *mpaenv.Env
-	st    State
-	act   []float64
-	tgt   []float64
+	ag     agent.Agent
+	boot   bool
+	space  gym.Space
+	bounds gym.Bounds
+	env    *mpaenv.Env
+	st     State
+	act    []float64
+	tgt    []float64
 
 	// With the meta learner: the worker's task, the last episode of the
 	// store inserted into it and where reading resumes, and the current
@@ -126,6 +127,7 @@ func stageOf(m *v1alpha1.MultidimPodAutoscaler) v1alpha1.AgentStage {
 func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol autoscaler.Policy) error {
 	w.boot = pol.Agent != nil && pol.Agent.Bootstraps()
 	w.space = gym.ActionSpace(pol.GymBounds())
+	w.bounds = gym.BoundsOf(w.space)
 	w.act, w.tgt = make([]float64, gym.ActDim), make([]float64, gym.ActDim)
 	fresh := func() (agent.Agent, error) {
 		ag, err := w.r.cfg.factory(w.r.stateDim(), gym.ActDim, w.boot, w.seed)
@@ -138,10 +140,14 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 	if err != nil {
 		return err
 	}
-	w.st = State{UID: string(w.uid), MPA: w.key.String()}
+	w.st = State{UID: string(w.uid), MPA: w.key.String(), Actions: w.r.cfg.mapping.String()}
 	st, err := ReadState(w.dir)
 	if err == nil {
-		if err = ag.Load(filepath.Join(w.dir, agentFile)); err == nil {
+		if was, merr := st.Mapping(); merr != nil {
+			err = merr
+		} else if was != w.r.cfg.mapping {
+			err = fmt.Errorf("its agent acted through %s actions, this runner's agents act through %s", was, w.r.cfg.mapping)
+		} else if err = ag.Load(filepath.Join(w.dir, agentFile)); err == nil {
 			w.st = st
 			w.r.met.resumes.Inc()
 			w.log.Info("agents: resumed from checkpoint", "stage", st.Stage, "episode", st.Episode, "updates", st.Updates, "steps", st.Steps)
@@ -152,13 +158,14 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		w.log.Info("agents: no checkpoint; a fresh agent", "bootstraps", w.boot)
 	case err != nil:
 		// The agent may hold part of the bad state: start from a new one.
+		cause := err
 		if ag, err = fresh(); err != nil {
 			return err
 		}
 		to, qerr := quarantine(w.dir, time.Now())
-		msg := fmt.Sprintf("the agent's checkpoint could not be read (%v); it was moved to %s and a fresh agent starts", err, to)
+		msg := fmt.Sprintf("the agent's checkpoint could not be used (%v); it was moved to %s and a fresh agent starts", cause, to)
 		if qerr != nil {
-			msg = fmt.Sprintf("the agent's checkpoint could not be read (%v) nor moved aside (%v); a fresh agent starts", err, qerr)
+			msg = fmt.Sprintf("the agent's checkpoint could not be used (%v) nor moved aside (%v); a fresh agent starts", cause, qerr)
 		}
 		w.log.Error("agents: "+msg, "dir", w.dir)
 		w.withhold(ctx, m, ReasonCheckpointUnreadable, msg)
@@ -237,7 +244,7 @@ func (w *worker) insert(tr trajectory.Trajectory) {
 			return
 		}
 		states = append(states, s.State)
-		actions = append(actions, gym.Normalize(make([]float64, gym.ActDim), s.Action, w.space))
+		actions = append(actions, w.r.cfg.mapping.Encode(make([]float64, gym.ActDim), s.Action, gym.Current(s.State, w.bounds), w.bounds))
 		rewards = append(rewards, s.Reward)
 	}
 	if err := w.r.cfg.meta.Insert(w.task, states, actions, rewards); err != nil {
@@ -277,7 +284,7 @@ func (w *worker) records(ctx context.Context, from, to time.Time) ([]agent.Trans
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("records of %s: %w", w.app, err)
 	}
-	data, until := Transitions(trs, w.space, string(v1alpha1.StageOffline), w.maxGap())
+	data, until := Transitions(trs, w.r.cfg.mapping, w.space, string(v1alpha1.StageOffline), w.maxGap())
 	w.embedAll(data)
 	return data, until, nil
 }
@@ -345,6 +352,12 @@ func (w *worker) train(ctx context.Context, stage v1alpha1.AgentStage, n int) er
 			w.st.Updates = st.Updates
 			w.r.met.updates.WithLabelValues(string(stage)).Inc()
 		}
+		if r, ok := w.ag.(agent.Releaser); ok {
+			// Between training turns an agent keeps no minibatch
+			// workspaces: a BCQ agent's are 5 MiB, and the runner hosts
+			// an agent per MPA but trains --trainers at a time.
+			r.Release()
+		}
 		<-w.r.pool
 		w.r.met.train.Observe(time.Since(began).Seconds())
 		if err != nil {
@@ -365,6 +378,7 @@ func (w *worker) episode(ctx context.Context) error {
 			return err
 		}
 		w.env, w.space = env, env.ActionSpace()
+		w.bounds = gym.BoundsOf(w.space)
 	}
 	if err := w.refreshMeta(ctx); err != nil {
 		return err
@@ -396,7 +410,8 @@ func (w *worker) episode(ctx context.Context) error {
 			w.withhold(ctx, m, ReasonNaNAction, fmt.Sprintf("the agent's %s output is %g in state %v", w.space.Names[i], w.act[i], obs))
 			return sleep(ctx, w.r.cfg.step)
 		}
-		gym.Denormalize(w.tgt, w.act, w.space)
+		cur := gym.Current(obs, w.bounds)
+		w.r.cfg.mapping.Target(w.tgt, w.act, cur, w.bounds)
 		next, reward, _, trunc, info, err := w.env.Step(ctx, w.tgt)
 		if err != nil {
 			return err
@@ -410,9 +425,9 @@ func (w *worker) episode(ctx context.Context) error {
 		}
 		if explore {
 			// The action as the controller applied it (after the MPA's
-			// per-step bounds), in the agent's normalised box.
-			applied := gym.Allocation{Replicas: info.Metrics.Replicas, CPU: info.Metrics.CPULimit, Memory: info.Metrics.MemoryLimit}.Vector(make([]float64, gym.ActDim))
-			w.ag.Observe(agent.Transition{State: obs, Action: gym.Normalize(applied, applied, w.space), Reward: reward, Next: next})
+			// per-step bounds), as the agent's action.
+			applied := info.Metrics.Allocation().Vector(make([]float64, gym.ActDim))
+			w.ag.Observe(agent.Transition{State: obs, Action: w.r.cfg.mapping.Encode(applied, applied, cur, w.bounds), Reward: reward, Next: next})
 			if err := w.train(ctx, stage, w.r.cfg.updates); err != nil {
 				return err
 			}

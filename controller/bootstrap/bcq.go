@@ -137,7 +137,18 @@ type BCQ struct {
 	steps, updates int
 }
 
-var _ agent.Agent = (*BCQ)(nil)
+var (
+	_ agent.Agent    = (*BCQ)(nil)
+	_ agent.Releaser = (*BCQ)(nil)
+)
+
+// Release drops the networks' batch workspaces: an update evaluates ten
+// generated actions per sampled state, which sizes them at megabytes.
+func (b *BCQ) Release() {
+	for _, n := range []*rl.MLP{b.enc, b.dec, b.xi, b.q1, b.q2, b.xiT, b.q1T, b.q2T} {
+		n.Release()
+	}
+}
 
 // New returns a BCQ agent for stateDim-wide states and actionDim-wide
 // actions (normalised to [−1, 1]), drawing weights, minibatches and noise

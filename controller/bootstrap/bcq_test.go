@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 func rnd(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0xB0C5)) }
@@ -33,6 +35,29 @@ func records(n int, r *rand.Rand) []agent.Transition {
 		out = append(out, agent.Transition{State: s, Action: []float64{a}, Reward: trueReward(a), Next: s, Done: true})
 	}
 	return out
+}
+
+// TestBCQReleaseKeepsTraining: an agent whose workspaces are dropped after
+// every update (as the agent runner does) learns exactly what one that
+// keeps them learns.
+func TestBCQReleaseKeepsTraining(t *testing.T) {
+	data := records(200, rnd(9))
+	run := func(release bool) []float64 {
+		b, err := New(2, 1, rnd(4), WithBatch(16))
+		require.NoError(t, err)
+		for _, tr := range data {
+			b.Observe(tr)
+		}
+		for range 30 {
+			_, err := b.Update()
+			require.NoError(t, err)
+			if release {
+				b.Release()
+			}
+		}
+		return b.Act(make([]float64, 1), []float64{0.2, -0.4}, false)
+	}
+	assert.Equal(t, run(false), run(true))
 }
 
 // TestBCQAvoidsExtrapolationError is the reason for BCQ: trained on the
@@ -109,4 +134,50 @@ func mustBCQ(t *testing.T, seed uint64) *BCQ {
 	b, err := New(2, 1, rnd(seed))
 	require.NoError(t, err)
 	return b
+}
+
+// BenchmarkRetainedMemory reports the heap an idle BCQ agent keeps after a
+// training update, with and without Release (what the agent runner, which
+// hosts an agent per MPA, holds per agent): go test -bench RetainedMemory.
+func BenchmarkRetainedMemory(b *testing.B) {
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const n = 50
+	for _, release := range []bool{false, true} {
+		name := "kept"
+		if release {
+			name = "released"
+		}
+		b.Run(name, func(b *testing.B) {
+			var perAgent float64
+			for b.Loop() {
+				h0 := heap()
+				ags := make([]*BCQ, n)
+				for i := range ags {
+					a, err := New(gym.StateDim, gym.ActDim, rnd(uint64(i)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					s := make([]float64, gym.StateDim)
+					for range 100 {
+						a.Observe(agent.Transition{State: s, Action: make([]float64, gym.ActDim), Reward: 1, Next: s})
+					}
+					if _, err := a.Update(); err != nil {
+						b.Fatal(err)
+					}
+					if release {
+						a.Release()
+					}
+					ags[i] = a
+				}
+				perAgent = float64(heap()-h0) / n / (1 << 20)
+				runtime.KeepAlive(ags)
+			}
+			b.ReportMetric(perAgent, "MiB/agent")
+		})
+	}
 }

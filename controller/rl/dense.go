@@ -98,6 +98,14 @@ func (d *Dense) Weights() []float64 { return d.w }
 // Bias returns the bias view.
 func (d *Dense) Bias() []float64 { return d.b }
 
+// Release drops the layer's batch workspaces, sized by the largest batch
+// seen; the next forward pass allocates them again. Backward needs a Forward
+// after it.
+func (d *Dense) Release() {
+	d.batch, d.x, d.xbuf, d.y, d.dz = 0, nil, nil, nil, nil
+	d.work.a, d.work.b = nil, nil
+}
+
 // reserve sizes the workspaces for batch rows, allocating only when the batch
 // exceeds every batch seen before.
 func (d *Dense) reserve(batch int) {

@@ -112,6 +112,20 @@ func (m *MLP) InDim() int { return m.cfg.Sizes[0] }
 // OutDim returns the output width.
 func (m *MLP) OutDim() int { return m.cfg.Sizes[len(m.cfg.Sizes)-1] }
 
+// Release drops the network's batch workspaces, sized by the largest batch
+// seen (a minibatch of generated actions makes them megabytes), for a
+// process that keeps many networks and runs few at a time; the next Forward
+// allocates them again. Backward needs a Forward after it.
+func (m *MLP) Release() {
+	m.xbuf = nil
+	for i := range m.dbuf {
+		m.dbuf[i] = nil
+	}
+	for _, l := range m.layers {
+		l.Release()
+	}
+}
+
 // Forward writes the network output for x (batch×InDim, one sample per row)
 // into dst (batch×OutDim). The input is copied, so x may change before
 // Backward. It allocates only when batch exceeds every earlier batch.

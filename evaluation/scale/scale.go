@@ -336,8 +336,14 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	}
 
 	// Warm-up: every MPA has a recommendation (with agents, from its
-	// agent) on fresh metrics.
+	// agent) on fresh metrics. Agents all leave OFFLINE in the same few
+	// rounds and their first actions queue at the updater together: at
+	// 1000 MPAs on 2 cores the last of them acted 8 minutes after the
+	// window (2026-11-26), hence 40 more steps.
 	warmup := 3*time.Minute + 20*cfg.Step + time.Duration(cfg.AgentEpisode*cfg.AgentWindow)*cfg.Step
+	if len(cfg.Agents) > 0 {
+		warmup += 40 * cfg.Step
+	}
 	lastLog := time.Now()
 	err = poll(ctx, warmup, 500*time.Millisecond, func() (bool, error) {
 		if err := b.healthy(); err != nil {

@@ -93,6 +93,8 @@ type AdaptConfig struct {
 	Seed     uint64
 	// MaxSteps bounds an episode (default 100).
 	MaxSteps int
+	// Mapping is the one ag was meta-trained with.
+	Mapping gym.Mapping
 	// Progress is called after each episode.
 	Progress func(Episode)
 }
@@ -120,7 +122,7 @@ func Adapt(ctx context.Context, env gym.Env, name string, ag agent.EmbeddingLear
 	if cfg.Progress != nil {
 		progress = func(_ string, e Episode) { cfg.Progress(e) }
 	}
-	out, err := MetaRun(ctx, []MetaTask{{Name: name, Env: e}}, ag, f, MetaConfig{Rounds: cfg.Episodes, Seed: cfg.Seed, MaxSteps: cfg.MaxSteps, Progress: progress})
+	out, err := MetaRun(ctx, []MetaTask{{Name: name, Env: e}}, ag, f, MetaConfig{Rounds: cfg.Episodes, Seed: cfg.Seed, MaxSteps: cfg.MaxSteps, Mapping: cfg.Mapping, Progress: progress})
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,8 @@ type CompareConfig struct {
 	Seed uint64
 	// Baseline is the reference autoscaler (HPA+VPA when its New is nil).
 	Baseline baselines.Factory
+	// Mapping turns the continuous agents' actions into allocations.
+	Mapping gym.Mapping
 	// Workers run cases in parallel (1 when ≤ 0).
 	Workers int
 	// Progress is called after each (case, algorithm), from any worker.
@@ -173,11 +175,11 @@ func compareCase(ctx context.Context, c Case, cfg CompareConfig) ([]Result, erro
 		if err != nil {
 			return nil, err
 		}
-		tr, err := Run(ctx, env, ag, Config{Episodes: n, Seed: cfg.Seed, Discrete: discrete, Explore: true})
+		tr, err := Run(ctx, env, ag, Config{Episodes: n, Seed: cfg.Seed, Discrete: discrete, Mapping: cfg.Mapping, Explore: true})
 		if err != nil {
 			return nil, fmt.Errorf("%s: training: %w", algo, err)
 		}
-		ev, err := Run(ctx, env, ag, Config{Episodes: cfg.EvalEpisodes, Seed: EvalSeed(cfg.Seed), Discrete: discrete})
+		ev, err := Run(ctx, env, ag, Config{Episodes: cfg.EvalEpisodes, Seed: EvalSeed(cfg.Seed), Discrete: discrete, Mapping: cfg.Mapping})
 		if err != nil {
 			return nil, fmt.Errorf("%s: evaluation: %w", algo, err)
 		}

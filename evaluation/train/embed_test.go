@@ -39,7 +39,7 @@ func TestAgentsUseEmbedding(t *testing.T) {
 			// Alternate the tasks, one short episode each.
 			for round := range 150 {
 				for k, env := range []gym.Env{low, high} {
-					_, err := Run(context.Background(), env, ag, Config{Episodes: 1, Seed: uint64(2*round + k), Explore: true, MaxSteps: 20})
+					_, err := Run(context.Background(), env, ag, Config{Episodes: 1, Seed: uint64(2*round + k), Explore: true, MaxSteps: 20, Mapping: gym.Absolute})
 					require.NoError(t, err)
 				}
 			}

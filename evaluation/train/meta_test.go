@@ -68,7 +68,7 @@ func metaRunTasks(t *testing.T, joint bool) {
 		require.NoError(t, f.Register(meta.Task{Name: tk.Name, StateDim: own, ActionDim: gym.ActDim}))
 	}
 	f.SetMetaUpdates(joint)
-	eps, err := MetaRun(context.Background(), tasks, ag, f, MetaConfig{Rounds: 150, Seed: 1, MaxSteps: 20})
+	eps, err := MetaRun(context.Background(), tasks, ag, f, MetaConfig{Rounds: 150, Seed: 1, MaxSteps: 20, Mapping: gym.Absolute})
 	require.NoError(t, err)
 	require.Len(t, eps["low"], 150)
 	f.SetMetaUpdates(false)

@@ -17,9 +17,9 @@ import (
 // Trajectories runs episodes of env under ag's greedy policy (no
 // exploration, no updates) with embedding emb set on env, and returns them
 // as the meta learner sees trajectories: each step's state without the
-// embedding, the agent's normalised action and the reward. Episode i is
-// reset with seed+i.
-func Trajectories(ctx context.Context, env *gym.Embedded, ag agent.Agent, emb []float64, episodes int, seed uint64, maxSteps int) ([]meta.Trajectory, []Episode, error) {
+// embedding, the agent's normalised action and the reward. The agent acts
+// through mapping. Episode i is reset with seed+i.
+func Trajectories(ctx context.Context, env *gym.Embedded, ag agent.Agent, mapping gym.Mapping, emb []float64, episodes int, seed uint64, maxSteps int) ([]meta.Trajectory, []Episode, error) {
 	if err := env.SetEmbedding(emb); err != nil {
 		return nil, nil, err
 	}
@@ -27,7 +27,7 @@ func Trajectories(ctx context.Context, env *gym.Embedded, ag agent.Agent, emb []
 	if space.Dim() != gym.ActDim {
 		return nil, nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
 	}
-	p := &recordPolicy{agentPolicy: agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), act: make([]float64, gym.ActDim)}, embDim: len(emb)}
+	p := &recordPolicy{agentPolicy: agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), mapping: mapping, act: make([]float64, gym.ActDim)}, embDim: len(emb)}
 	var trajs []meta.Trajectory
 	var eps []Episode
 	for i := range episodes {

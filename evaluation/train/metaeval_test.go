@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 func TestSpearman(t *testing.T) {
@@ -54,7 +56,7 @@ func TestTrajectoriesRecordTheGreedyPolicy(t *testing.T) {
 	tasks, ag, f := metaSetup(t, 1)
 	f.SetMetaUpdates(false)
 	emb := []float64{0.1, 0.2, 0.3, 0.4}
-	trajs, eps, err := Trajectories(context.Background(), tasks[0].Env, ag, emb, 2, 7, 20)
+	trajs, eps, err := Trajectories(context.Background(), tasks[0].Env, ag, gym.Relative, emb, 2, 7, 20)
 	require.NoError(t, err)
 	require.Len(t, trajs, 2)
 	features := tasks[0].Env.ObservationSpace().Dim() - len(emb) + 3 + 1
@@ -64,7 +66,7 @@ func TestTrajectoriesRecordTheGreedyPolicy(t *testing.T) {
 		assert.InDelta(t, eps[i].Reward, tr.Reward, 1e-9)
 		assert.Equal(t, i, tr.Episode)
 	}
-	again, _, err := Trajectories(context.Background(), tasks[0].Env, ag, emb, 2, 7, 20)
+	again, _, err := Trajectories(context.Background(), tasks[0].Env, ag, gym.Relative, emb, 2, 7, 20)
 	require.NoError(t, err)
 	assert.Equal(t, trajs, again, "greedy and seeded: the same trajectories")
 	assert.Equal(t, emb, tasks[0].Env.Embedding())

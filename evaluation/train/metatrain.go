@@ -11,6 +11,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 // MetaTrainConfig is a resumable joint training run of an agent and the
@@ -26,6 +27,9 @@ type MetaTrainConfig struct {
 	MaxSteps int
 	// Discrete is MetaConfig.Discrete.
 	Discrete bool
+	// Mapping is MetaConfig.Mapping; a run is resumed only with the one it
+	// was started with, and LoadMetaTrain reports it.
+	Mapping gym.Mapping
 	// Contrast is MetaConfig.Contrast.
 	Contrast *ContrastSchedule
 	// Dir, when set, holds the checkpoint written after every round:
@@ -46,6 +50,17 @@ type metaTrainState struct {
 	Seed   uint64   `json:"seed"`
 	Tasks  []string `json:"tasks"`
 	Agent  string   `json:"agent"` // the agent's checkpoint file in Dir
+	// Actions is the gym.Mapping's name; empty in runs from before the
+	// mapping was recorded, which mapped absolutely.
+	Actions string `json:"actions,omitempty"`
+}
+
+// mapping is the run's gym.Mapping.
+func (st metaTrainState) mapping() (gym.Mapping, error) {
+	if st.Actions == "" {
+		return gym.Absolute, nil
+	}
+	return gym.ParseMapping(st.Actions)
 }
 
 // MetaCheckpoint is the meta learner's file in a MetaTrainConfig.Dir.
@@ -78,6 +93,10 @@ func MetaTrain(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner,
 				return 0, nil, fmt.Errorf("train: MetaTrain: %s holds a run of seed %d over %d tasks (%s…), not seed %d over these %d: remove it or train into another folder",
 					filepath.Join(cfg.Dir, MetaCheckpoint), st.Seed, len(st.Tasks), firstOf(st.Tasks), cfg.Seed, len(names))
 			}
+			if m, err := st.mapping(); err != nil || m != cfg.Mapping {
+				return 0, nil, fmt.Errorf("train: MetaTrain: %s holds a run with %q actions, not %s: remove it or train into another folder",
+					filepath.Join(cfg.Dir, MetaCheckpoint), st.Actions, cfg.Mapping)
+			}
 			start = st.Rounds
 		}
 	}
@@ -87,7 +106,7 @@ func MetaTrain(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner,
 		if cfg.Progress != nil {
 			progress = func(task string, e Episode) { cfg.Progress(r, task, e) }
 		}
-		eps, err := MetaRun(ctx, tasks, ag, f, MetaConfig{Rounds: 1, Seed: cfg.Seed + uint64(r*len(tasks)), MaxSteps: cfg.MaxSteps, Discrete: cfg.Discrete, Progress: progress,
+		eps, err := MetaRun(ctx, tasks, ag, f, MetaConfig{Rounds: 1, Seed: cfg.Seed + uint64(r*len(tasks)), MaxSteps: cfg.MaxSteps, Discrete: cfg.Discrete, Mapping: cfg.Mapping, Progress: progress,
 			Contrast: cfg.Contrast})
 		if err != nil {
 			return start, out, fmt.Errorf("round %d: %w", r, err)
@@ -100,7 +119,7 @@ func MetaTrain(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner,
 			round = append(round, e)
 		}
 		if cfg.Dir != "" {
-			if err := saveMeta(cfg.Dir, ag, f, metaTrainState{Rounds: r + 1, Seed: cfg.Seed, Tasks: names}); err != nil {
+			if err := saveMeta(cfg.Dir, ag, f, metaTrainState{Rounds: r + 1, Seed: cfg.Seed, Tasks: names, Actions: cfg.Mapping.String()}); err != nil {
 				return start, out, fmt.Errorf("round %d: %w", r, err)
 			}
 		}
@@ -159,14 +178,19 @@ func resumeMeta(dir string, ag agent.Agent, f *meta.FLASH) (metaTrainState, bool
 }
 
 // LoadMetaTrain loads the checkpoint of a MetaTrain run in dir into ag and
-// f (built as the run built them) and returns the rounds it had finished.
-func LoadMetaTrain(dir string, ag agent.Agent, f *meta.FLASH) (int, error) {
+// f (built as the run built them) and returns the rounds it had finished
+// and the mapping its agent acted through.
+func LoadMetaTrain(dir string, ag agent.Agent, f *meta.FLASH) (int, gym.Mapping, error) {
 	st, ok, err := resumeMeta(dir, ag, f)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if !ok {
-		return 0, fmt.Errorf("train: %s: no %s (run aware meta train first)", dir, MetaCheckpoint)
+		return 0, 0, fmt.Errorf("train: %s: no %s (run aware meta train first)", dir, MetaCheckpoint)
 	}
-	return st.Rounds, nil
+	m, err := st.mapping()
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: %s: %w", filepath.Join(dir, MetaCheckpoint), err)
+	}
+	return st.Rounds, m, nil
 }

@@ -13,8 +13,8 @@ import (
 
 // Record runs rec as env's policy, as Recommend does, and also returns
 // every step as an agent would have seen it, in the order taken: the
-// state, the allocation rec set normalised to the action box (an agent's
-// [−1, 1] action; outside the box, clipped), the reward, the next state
+// state, the allocation rec set as the agent's [−1, 1] action under
+// cfg.Mapping (gym.Mapping.Encode; beyond one step, clipped), the reward, the next state
 // and whether the episode terminated. These are the records the OFFLINE
 // stage trains an agent from (controller/bootstrap).
 func Record(ctx context.Context, env gym.Env, rec recommender.Recommender, step time.Duration, cfg Config) ([]Episode, []agent.Transition, error) {
@@ -25,7 +25,7 @@ func Record(ctx context.Context, env gym.Env, rec recommender.Recommender, step 
 	if space.Dim() != gym.ActDim {
 		return nil, nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
 	}
-	p := &recordingPolicy{recommenderPolicy: recommenderPolicy{rec: rec, step: step}, space: space}
+	p := &recordingPolicy{recommenderPolicy: recommenderPolicy{rec: rec, step: step}, bounds: gym.BoundsOf(space), mapping: cfg.Mapping}
 	eps, err := loop(ctx, env, p, cfg)
 	return eps, p.records, err
 }
@@ -33,14 +33,15 @@ func Record(ctx context.Context, env gym.Env, rec recommender.Recommender, step 
 // recordingPolicy is recommenderPolicy keeping each step as a transition.
 type recordingPolicy struct {
 	recommenderPolicy
-	space   gym.Space
+	bounds  gym.Bounds
+	mapping gym.Mapping
 	act     []float64
 	records []agent.Transition
 }
 
 func (p *recordingPolicy) choose(target, obs []float64, info gym.Info) bool {
 	legal := p.recommenderPolicy.choose(target, obs, info)
-	p.act = gym.Normalize(make([]float64, len(target)), target, p.space)
+	p.act = p.mapping.Encode(make([]float64, len(target)), target, info.Metrics.Allocation(), p.bounds)
 	return legal
 }
 

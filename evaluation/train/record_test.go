@@ -37,7 +37,7 @@ func TestRecordKeepsTheFallbacksSteps(t *testing.T) {
 			assert.Equal(t, tr.Next, records[i+1].State, "step %d: the next state is the next step's state", i)
 		}
 		// The recorded action is the allocation the recommender set.
-		gym.Denormalize(target, tr.Action, space)
+		gym.Relative.Target(target, tr.Action, gym.Current(tr.State, gym.BoundsOf(space)), gym.BoundsOf(space))
 		assert.GreaterOrEqual(t, target[gym.ActReplicas], 1.0)
 	}
 	assert.InDelta(t, eps[0].Reward, sum, 1e-9, "the records' rewards are the episode's")

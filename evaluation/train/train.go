@@ -42,6 +42,9 @@ type Config struct {
 	// Discrete says the agent emits one-hot gym.Move choices instead of
 	// normalised continuous actions.
 	Discrete bool
+	// Mapping turns continuous actions into allocations (default
+	// gym.Relative); Record encodes the recommender's allocations with it.
+	Mapping gym.Mapping
 	// Explore is false to evaluate a policy without exploration or updates.
 	Explore bool
 	// MaxSteps bounds an episode that never truncates (default 100).
@@ -68,7 +71,7 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 	if space.Dim() != gym.ActDim {
 		return nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
 	}
-	p := &agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, explore: cfg.Explore}
+	p := &agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: cfg.Explore}
 	n := gym.ActDim
 	if cfg.Discrete {
 		n = int(gym.Moves)
@@ -162,6 +165,7 @@ type agentPolicy struct {
 	space    gym.Space
 	bounds   gym.Bounds
 	discrete bool
+	mapping  gym.Mapping
 	explore  bool
 	act      []float64
 	updates  int
@@ -172,11 +176,10 @@ type agentPolicy struct {
 func (p *agentPolicy) choose(target, obs []float64, info gym.Info) bool {
 	p.ag.Act(p.act, obs, p.explore)
 	if !p.discrete {
-		gym.Denormalize(target, p.act, p.space)
+		p.mapping.Target(target, p.act, info.Metrics.Allocation(), p.bounds)
 		return true
 	}
-	cur := gym.Allocation{Replicas: info.Metrics.Replicas, CPU: info.Metrics.CPULimit, Memory: info.Metrics.MemoryLimit}
-	next, legal := gym.Apply(gym.Move(argmax(p.act)), cur, p.bounds)
+	next, legal := gym.Apply(gym.Move(argmax(p.act)), info.Metrics.Allocation(), p.bounds)
 	next.Vector(target)
 	return legal
 }
@@ -200,7 +203,7 @@ type recommenderPolicy struct {
 func (p *recommenderPolicy) choose(target, _ []float64, info gym.Info) bool {
 	p.now += p.step
 	m := info.Metrics
-	a := p.rec.Recommend(baselines.Observe(p.now, gym.Allocation{Replicas: m.Replicas, CPU: m.CPULimit, Memory: m.MemoryLimit}, m))
+	a := p.rec.Recommend(baselines.Observe(p.now, m.Allocation(), m))
 	gym.Allocation{Replicas: a.Replicas, CPU: a.CPU, Memory: a.Memory}.Vector(target)
 	return true
 }

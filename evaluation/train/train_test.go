@@ -42,7 +42,7 @@ func TestRunContinuousFake(t *testing.T) {
 	var seen []Episode
 	var observed [3]int
 	var cpu [3]float64
-	eps, err := Run(context.Background(), env(t, 10), f, Config{Episodes: 3, Seed: 1, Explore: true, Progress: func(e Episode) { seen = append(seen, e) },
+	eps, err := Run(context.Background(), env(t, 10), f, Config{Episodes: 3, Seed: 1, Explore: true, Mapping: gym.Absolute, Progress: func(e Episode) { seen = append(seen, e) },
 		Observe: func(ep, step int, info gym.Info) {
 			assert.Equal(t, observed[ep], step, "steps in order")
 			assert.Equal(t, step+1, info.Step)
@@ -63,11 +63,24 @@ func TestRunContinuousFake(t *testing.T) {
 	assert.Equal(t, 30, f.Updates)
 	assert.False(t, f.Observed[9].Done, "truncation is not termination: agents bootstrap")
 
-	// Evaluation neither observes nor updates.
+	for _, e := range eps {
+		assert.InDelta(t, 10.5, e.Replicas, 0.5, "the box's centre")
+	}
+
+	// Evaluation neither observes nor updates. Relative actions of 0 keep
+	// the initial allocation.
 	g := agent.NewFake([]float64{0, 0, 0})
-	_, err = Run(context.Background(), env(t, 10), g, Config{Episodes: 1})
+	kept, err := Run(context.Background(), env(t, 10), g, Config{Episodes: 1})
 	require.NoError(t, err)
 	assert.Empty(t, g.Observed)
+	assert.Equal(t, 1.0, kept[0].Replicas)
+	assert.InDelta(t, 0.5, kept[0].CPU, 1e-9)
+	assert.InDelta(t, 512*gym.MiB, kept[0].Memory, 1)
+	// +1 doubles each step up to the bounds: 1, 2, 4, … replicas.
+	up, err := Run(context.Background(), env(t, 10), agent.NewFake([]float64{1, 1, 1}), Config{Episodes: 1})
+	require.NoError(t, err)
+	assert.Greater(t, up[0].Replicas, 10.0)
+	assert.Greater(t, up[0].CPU, 1.5)
 	assert.Zero(t, g.Updates)
 }
 

@@ -44,6 +44,15 @@ type Agent interface {
 	Load(path string) error
 }
 
+// Releaser is an Agent that can drop the workspaces its updates keep between
+// them (its networks' batch buffers), for a process that hosts many agents
+// and trains few at a time (controller/agents); the next Update or Act
+// allocates them again.
+type Releaser interface {
+	Agent
+	Release()
+}
+
 // EmbeddingLearner is an Agent whose states end with a workload embedding
 // that AWARE's meta learner trains through it: the learner trains with the
 // current embedding and reports its loss's gradient with respect to it after

@@ -37,6 +37,7 @@ type Agent struct {
 var (
 	_ agent.Agent            = (*Agent)(nil)
 	_ agent.EmbeddingLearner = (*Agent)(nil)
+	_ agent.Releaser         = (*Agent)(nil)
 )
 
 // New returns an agent for stateDim-wide states and actionDim-wide actions
@@ -268,5 +269,13 @@ func (a *Agent) EmbeddingGrad() []float64 { return a.emb.Grad() }
 func squash(x []float64) {
 	for i, v := range x {
 		x[i] = math.Tanh(v)
+	}
+}
+
+// Release drops the networks' batch workspaces (the minibatch buffers of
+// the agent itself stay: they are a few kilobytes).
+func (a *Agent) Release() {
+	for _, n := range []*rl.MLP{a.actor, a.critic, a.actorTarget, a.criticTarget} {
+		n.Release()
 	}
 }
