@@ -36,6 +36,24 @@ import (
 // recommendation withheld with the cause (the controller then acts on
 // HPA+VPA) and a Warning event recorded; the fresh agent trains on the
 // controller's Offline records and is checkpointed.
+// smallBCQ makes bootstrapping agents with minibatches of 8.
+func smallBCQ(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error) {
+	return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(8))
+}
+
+// start runs r until the test ends, then checks that it stopped cleanly.
+func start(t *testing.T, r *agents.Runner) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return ctx
+}
+
 func TestRunnerOffline(t *testing.T) {
 	c, ours, store, t0 := offlineWorld(t)
 	mpas := []client.Object{ours, otherMPA(t, c)}
@@ -46,21 +64,12 @@ func TestRunnerOffline(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte("not a checkpoint"), 0o644))
 
 	events := record.NewFakeRecorder(10)
-	factory := func(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error) {
-		return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(8))
-	}
 	r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) {
 		t.Error("an Offline agent observes nothing")
 		return gym.Metrics{}, nil
-	}), store, dir, agents.WithStep(time.Second), agents.WithFactory(factory), agents.WithRecorder(events))
+	}), store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ), agents.WithRecorder(events))
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- r.Start(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
+	ctx := start(t, r)
 
 	var st agents.State
 	require.Eventually(t, func() bool {
@@ -106,19 +115,10 @@ func TestRunnerRefusesCheckpointOfAnotherMapping(t *testing.T) {
 	require.NoError(t, os.MkdirAll(ck, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(`{"uid":"uid","updates":7}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte("weights of an absolute agent"), 0o644))
-	factory := func(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error) {
-		return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(8))
-	}
 	r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil }),
-		store, dir, agents.WithStep(time.Second), agents.WithFactory(factory), agents.WithActions(gym.Relative))
+		store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ), agents.WithActions(gym.Relative))
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- r.Start(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
+	ctx := start(t, r)
 	var st agents.State
 	require.Eventually(t, func() bool {
 		st, err = agents.ReadState(ck)
