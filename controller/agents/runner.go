@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -141,6 +143,7 @@ type Runner struct {
 
 	mu      sync.Mutex
 	workers map[types.UID]*worker
+	refused map[types.UID]int64 // MPAs naming the runner with an invalid policy: the generation reported
 
 	metaMu sync.Mutex // serialises the shared meta learner
 }
@@ -194,7 +197,7 @@ func New(c client.Client, obs autoscaler.Observer, store trajectory.Store, dir s
 	}
 	cfg.envOpts = append([]mpaenv.Option{mpaenv.WithStep(cfg.step), mpaenv.WithLogger(cfg.log)}, cfg.envOpts...)
 	return &Runner{c: c, obs: obs, store: store, dir: dir, cfg: cfg, met: newMetrics(cfg.reg),
-		pool: make(chan struct{}, cfg.trainers), workers: map[types.UID]*worker{}}, nil
+		pool: make(chan struct{}, cfg.trainers), workers: map[types.UID]*worker{}, refused: map[types.UID]int64{}}, nil
 }
 
 // Start runs the runner until ctx ends (a controller-runtime Runnable): once
@@ -226,7 +229,12 @@ func (r *Runner) sync(ctx context.Context) error {
 	for i := range list.Items {
 		m := &list.Items[i]
 		pol, err := autoscaler.PolicyOf(m)
-		if err != nil || !pol.External() || pol.Recommender != r.cfg.name {
+		if err != nil {
+			r.refuse(m, err)
+			seen[m.UID] = false // listed, not served
+			continue
+		}
+		if !pol.External() || pol.Recommender != r.cfg.name {
 			continue
 		}
 		seen[m.UID] = true
@@ -251,7 +259,27 @@ func (r *Runner) sync(ctx context.Context) error {
 			r.met.agents.Dec()
 		}
 	}
+	for uid := range r.refused {
+		if _, listed := seen[uid]; !listed {
+			delete(r.refused, uid)
+		}
+	}
 	return nil
+}
+
+// refuse reports, once per generation, an MPA that names the runner but
+// whose policy is invalid (the controller refuses it too): it gets no agent
+// until it is fixed.
+func (r *Runner) refuse(m *v1alpha1.MultidimPodAutoscaler, err error) {
+	if !slices.ContainsFunc(m.Spec.Recommenders, func(s v1alpha1.RecommenderSelector) bool { return s.Name == r.cfg.name }) {
+		return
+	}
+	if g, ok := r.refused[m.UID]; ok && g == m.Generation {
+		return
+	}
+	r.refused[m.UID] = m.Generation
+	r.cfg.log.Warn("agents: the MPA names this runner but its policy is invalid; no agent until it is fixed", "mpa", m.Namespace+"/"+m.Name, "err", err)
+	r.cfg.recorder.Event(m, corev1.EventTypeWarning, ReasonInvalidPolicy, fmt.Sprintf("no agent for this MPA until its policy is fixed: %v", err))
 }
 
 func (r *Runner) stopAll() {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,6 +103,45 @@ func TestRunnerOffline(t *testing.T) {
 	assert.Nil(t, other.Status.Recommendation, "the MPA of the built-in recommender is not the runner's")
 	_, err = os.Stat(filepath.Join(dir, "ns", other.Name+"-"+string(other.UID)))
 	assert.True(t, os.IsNotExist(err), "no agent for it")
+}
+
+// TestRunnerReportsInvalidPolicy: an MPA that names the runner with a
+// policy the controller refuses gets no agent and one warning event per
+// generation, instead of being skipped without a word.
+func TestRunnerReportsInvalidPolicy(t *testing.T) {
+	c, ours, store, _ := offlineWorld(t)
+	bad := v1alpha1.UpdateMode("Sometimes")
+	ours.Spec.UpdatePolicy = &v1alpha1.PodUpdatePolicy{UpdateMode: &bad}
+	require.NoError(t, c.Update(t.Context(), ours))
+	events := record.NewFakeRecorder(10)
+	dir := t.TempDir()
+	lc := &listCounter{Client: c}
+	r, err := agents.New(lc, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil }),
+		store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ), agents.WithRecorder(events))
+	require.NoError(t, err)
+	start(t, r)
+	require.Eventually(t, func() bool { return lc.lists.Load() >= 3 }, 20*time.Second, 50*time.Millisecond, "three syncs")
+	require.Len(t, events.Events, 1, "one event per generation, not per sync")
+	e := <-events.Events
+	assert.Contains(t, e, "Warning InvalidPolicy")
+	assert.Contains(t, e, `unknown mode "Sometimes"`)
+	_, err = os.Stat(filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID)))
+	assert.True(t, os.IsNotExist(err), "no agent for it")
+}
+
+// listCounter counts the List calls of a client: the runner lists the
+// MPAs once per sync.
+type listCounter struct {
+	client.Client
+	lists atomic.Int32
+}
+
+func (l *listCounter) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	err := l.Client.List(ctx, list, opts...)
+	if _, ok := list.(*v1alpha1.MultidimPodAutoscalerList); ok {
+		l.lists.Add(1)
+	}
+	return err
 }
 
 // TestRunnerRefusesCheckpointOfAnotherMapping: an agent checkpointed by a

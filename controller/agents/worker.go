@@ -32,6 +32,9 @@ const (
 	ReasonCheckpointUnreadable = "CheckpointUnreadable"
 	ReasonNaNAction            = "NaNAction"
 	ReasonNaNReward            = "NaNReward"
+	// ReasonInvalidPolicy is the event on an MPA that names the runner
+	// but whose policy the controller refuses: it gets no agent.
+	ReasonInvalidPolicy = "InvalidPolicy"
 )
 
 // worker is one MPA's agent. Its methods run on its own goroutine only.
