@@ -64,6 +64,8 @@ type childConfig struct {
 	// and spool in AgentsDir instead of the controller.
 	Agents    bool
 	AgentsDir string
+	// Actions is the runner's gym.Mapping name (default relative).
+	Actions string `json:",omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -89,10 +91,17 @@ func runChild(raw string) int {
 	rc.QPS, rc.Burst = 200, 400
 	ctx := context.Background()
 	if cc.Agents {
+		mapping := gym.Relative
+		if cc.Actions != "" {
+			if mapping, err = gym.ParseMapping(cc.Actions); err != nil {
+				log.Error("actions", "err", err)
+				return 1
+			}
+		}
 		err = agents.Run(ctx, agents.Config{REST: rc, PrometheusURL: cc.Sources.PrometheusURL, InfluxURL: cc.Sources.InfluxURL,
 			Dir: cc.AgentsDir, MetricsAddr: cc.MetricsAddr, ProbeAddr: "0", Log: log,
 			Options: []agents.Option{agents.WithStep(cc.Step), agents.WithFactory(smallBatchFactory),
-				agents.WithEnvOptions(mpaenv.WithActuationTimeout(30 * time.Second))}})
+				agents.WithEnvOptions(mpaenv.WithActuationTimeout(30 * time.Second)), agents.WithActions(mapping)}})
 		log.Error("agent runner stopped", "err", err)
 		return 1
 	}

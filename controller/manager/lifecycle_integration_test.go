@@ -106,6 +106,12 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	}
 	ac := childConfig{
 		Kubeconfig: agentsKubeconfig, Step: step, Agents: true, AgentsDir: filepath.Join(dir, "agents"), MetricsAddr: "0",
+		// The stages' mechanics need a SERVING reward that holds still:
+		// a frozen agent trained for a few dozen updates asks for the same
+		// allocation every step with absolute actions, while with relative
+		// ones its small constant output keeps moving the allocation and
+		// the retraining detector, rightly, sends it back to ONLINE.
+		Actions: "absolute",
 		Sources: manager.Sources{PrometheusURL: prom.URL(), InfluxURL: influx.URL()},
 	}
 	logs := 0
