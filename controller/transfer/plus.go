@@ -88,7 +88,7 @@ func (p *Plus) Step(ctx context.Context, action []float64) ([]float64, float64, 
 // with info and writes the features.
 func (p *Plus) features(info gym.Info, record bool) ([]float64, error) {
 	m := info.Metrics
-	a := gym.Allocation{Replicas: m.Replicas, CPU: m.CPULimit, Memory: m.MemoryLimit}
+	a := m.Allocation()
 	// A missing arrival rate leaves the forecaster's history as it was and
 	// the forecast feature at "no change".
 	p.feat[0] = 0

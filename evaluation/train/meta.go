@@ -99,7 +99,7 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 				n = int(gym.Moves)
 			}
 			p := &metaPolicy{
-				agentPolicy: agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: true, act: make([]float64, n), task: k},
+				agentPolicy: agentPolicy{ag: ag, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: true, act: make([]float64, n), task: k},
 				learner:     ag, f: f, name: t.Name, embDim: len(emb),
 			}
 			eps, err := loop(ctx, t.Env, p, Config{Episodes: 1, Seed: cfg.Seed + uint64(r*len(tasks)+k), Discrete: cfg.Discrete, Explore: true, MaxSteps: cfg.MaxSteps})

@@ -27,7 +27,7 @@ func Trajectories(ctx context.Context, env *gym.Embedded, ag agent.Agent, mappin
 	if space.Dim() != gym.ActDim {
 		return nil, nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
 	}
-	p := &recordPolicy{agentPolicy: agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), mapping: mapping, act: make([]float64, gym.ActDim)}, embDim: len(emb)}
+	p := &recordPolicy{agentPolicy: agentPolicy{ag: ag, bounds: gym.BoundsOf(space), mapping: mapping, act: make([]float64, gym.ActDim)}, embDim: len(emb)}
 	var trajs []meta.Trajectory
 	var eps []Episode
 	for i := range episodes {

@@ -71,7 +71,7 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 	if space.Dim() != gym.ActDim {
 		return nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
 	}
-	p := &agentPolicy{ag: ag, space: space, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: cfg.Explore}
+	p := &agentPolicy{ag: ag, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: cfg.Explore}
 	n := gym.ActDim
 	if cfg.Discrete {
 		n = int(gym.Moves)
@@ -162,7 +162,6 @@ func loop(ctx context.Context, env gym.Env, p policy, cfg Config) ([]Episode, er
 
 type agentPolicy struct {
 	ag       agent.Agent
-	space    gym.Space
 	bounds   gym.Bounds
 	discrete bool
 	mapping  gym.Mapping
