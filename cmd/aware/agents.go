@@ -19,6 +19,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/transfer"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/objstore"
 )
 
 type agentsFlags struct {
@@ -36,6 +37,9 @@ type agentsFlags struct {
 	metaM      int
 	mapping    gym.Mapping
 	mappingSet bool // --actions given
+	s3         objstore.Config
+	s3Prefix   string
+	s3Every    time.Duration
 }
 
 func newAgentsCmd() *cobra.Command {
@@ -50,12 +54,17 @@ status.recommendation, in the stage the controller keeps in status.agent: OFFLIN
 from the controller's trajectory records of HPA+VPA alone; ONLINE explores and trains;
 SERVING acts with the frozen policy. Agents are checkpointed (weights and optimiser state)
 in --dir/checkpoints after every episode and stage change and resume from there after a
-restart. Training runs in --trainers slots, off the acting path. The records are read from
+restart; with an object store (--s3-endpoint or AWARE_S3_ENDPOINT, the S3-compatible store
+the project launches for the segments) each checkpoint is also copied to the bucket under
+--s3-prefix (an OFFLINE agent's at most every --s3-upload-every), and an agent whose local
+checkpoint is missing or older resumes from the bucket, so a runner that lost its disk
+(a rescheduled pod) resumes every agent's stage, episode and weights. Training runs in --trainers slots, off the acting path. The records are read from
 the controller's InfluxDB store (--influx-url): the embedded store belongs to the controller
 process. Its own metrics are on --metrics-addr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl.mappingSet = cmd.Flags().Changed("actions")
+			fl.s3 = s3Config(cmd, fl.s3)
 			return runAgents(cmd.Context(), fl)
 		},
 	}
@@ -77,6 +86,9 @@ process. Its own metrics are on --metrics-addr.`,
 	f.StringVar(&fl.meta, "meta", "", "folder of an `aware meta train` run: its frozen meta learner embeds each MPA's episodes into the agents' states, and agents of MPAs that do not bootstrap start from its meta-trained DDPG")
 	f.IntVar(&fl.metaM, "meta-m", 20, "trajectories per bundle the meta run was trained with")
 	actionsFlag(f, &fl.mapping)
+	s3Flags(f, &fl.s3)
+	f.StringVar(&fl.s3Prefix, "s3-prefix", "agents", "key prefix of the checkpoint copies in the bucket")
+	f.DurationVar(&fl.s3Every, "s3-upload-every", 5*time.Minute, "shortest time between copies of an OFFLINE agent's checkpoint (stage changes and episode ends are always copied)")
 	f.Float32Var(&fl.qps, "kube-api-qps", 100, "client QPS to the API server")
 	f.IntVar(&fl.burst, "kube-api-burst", 200, "client burst to the API server")
 	return cmd
@@ -114,6 +126,17 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 		fl.cfg.Options = append(fl.cfg.Options, opts...)
 	}
 	fl.cfg.Options = append(fl.cfg.Options, agents.WithActions(fl.mapping))
+	if fl.s3.Endpoint != "" {
+		if err := fl.s3.Validate(); err != nil {
+			return fmt.Errorf("checkpoint object store: %w", err)
+		}
+		objs, err := objstore.Connect(ctx, fl.s3)
+		if err != nil {
+			return fmt.Errorf("checkpoint object store: %w", err)
+		}
+		fl.cfg.Options = append(fl.cfg.Options, agents.WithObjects(objs, fl.s3Prefix, fl.s3Every))
+		slog.Info("agents: checkpoints are copied to the object store", "endpoint", fl.s3.Endpoint, "bucket", objs.Bucket(), "prefix", fl.s3Prefix)
+	}
 	return agents.Run(ctx, fl.cfg)
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/database"
@@ -59,10 +60,7 @@ SIGINT/SIGTERM shut down gracefully: not ready, drain, tear the app down, close 
 	f.DurationVar(&fl.cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may drain on shutdown")
 	f.DurationVar(&fl.cfg.DrainDelay, "drain-delay", 0, "keep serving this long after turning unready on shutdown")
 	f.DurationVar(&fl.cfg.SetupTimeout, "setup-timeout", server.DefaultSetupTimeout, "bound on the app's setup and teardown hooks")
-	f.StringVar(&fl.s3.Endpoint, "s3-endpoint", "", "object store endpoint host:port or URL (default $"+objstore.EnvEndpoint+")")
-	f.StringVar(&fl.s3.AccessKey, "s3-access-key", "", "object store access key (default $"+objstore.EnvAccessKey+")")
-	f.StringVar(&fl.s3.SecretKey, "s3-secret-key", "", "object store secret key (default $"+objstore.EnvSecretKey+")")
-	f.StringVar(&fl.s3.Bucket, "s3-bucket", "", "object store bucket (default $"+objstore.EnvBucket+" or "+objstore.DefaultBucket+")")
+	s3Flags(f, &fl.s3)
 	f.StringVar(&fl.dbURL, "database-url", "", "PostgreSQL URL (default $"+database.EnvURL+")")
 	_ = cmd.MarkFlagRequired("app")
 	return cmd
@@ -123,6 +121,14 @@ func runServe(cmd *cobra.Command, fl serveFlags) error {
 		return err
 	}
 	return srv.Run(ctx)
+}
+
+// s3Flags registers the --s3-* flags that s3Config reads.
+func s3Flags(f *pflag.FlagSet, c *objstore.Config) {
+	f.StringVar(&c.Endpoint, "s3-endpoint", "", "object store endpoint host:port or URL (default $"+objstore.EnvEndpoint+")")
+	f.StringVar(&c.AccessKey, "s3-access-key", "", "object store access key (default $"+objstore.EnvAccessKey+")")
+	f.StringVar(&c.SecretKey, "s3-secret-key", "", "object store secret key (default $"+objstore.EnvSecretKey+")")
+	f.StringVar(&c.Bucket, "s3-bucket", "", "object store bucket (default $"+objstore.EnvBucket+" or "+objstore.DefaultBucket+")")
 }
 
 // s3Config is the object store configuration: environment defaults

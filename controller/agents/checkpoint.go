@@ -95,9 +95,14 @@ func writeState(dir string, st State) error {
 // quarantine moves an unreadable checkpoint folder aside (nothing is
 // deleted) and returns where it went.
 func quarantine(dir string, now time.Time) (string, error) {
-	to := fmt.Sprintf("%s.unreadable-%d", dir, now.UnixNano())
+	return quarantineAs(dir, fmt.Sprintf("%s.unreadable-%d", dir, now.UnixNano()))
+}
+
+// quarantineAs moves a checkpoint folder to to (a missing folder is not an
+// error).
+func quarantineAs(dir, to string) (string, error) {
 	if err := os.Rename(dir, to); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("moving the unreadable checkpoint %s aside: %w", dir, err)
+		return "", fmt.Errorf("moving the checkpoint %s aside: %w", dir, err)
 	}
 	return to, nil
 }

@@ -72,6 +72,7 @@ type config struct {
 	envOpts        []mpaenv.Option
 	meta           *meta.FLASH
 	mapping        gym.Mapping
+	remote         *remote
 }
 
 // Option configures a Runner.
@@ -131,6 +132,22 @@ func WithMeta(f *meta.FLASH) Option { return func(c *config) { c.meta = f } }
 // another mapping is moved aside and a fresh agent starts.
 func WithActions(m gym.Mapping) Option { return func(c *config) { c.mapping = m } }
 
+// WithObjects copies every agent's checkpoint to an S3-compatible bucket
+// under prefix (one tar archive per MPA: prefix/namespace/name-uid.tar),
+// and an agent whose local checkpoint is missing or older resumes from
+// it, so that a runner that lost its disk resumes each agent's stage,
+// episode and weights. Checkpoints are copied at every stage change and
+// episode end, and an OFFLINE agent's (saved after every step that brought
+// records) at most every interval (default 5 minutes when 0).
+func WithObjects(o Objects, prefix string, interval time.Duration) Option {
+	return func(c *config) {
+		if interval <= 0 {
+			interval = 5 * time.Minute
+		}
+		c.remote = &remote{objs: o, prefix: prefix, every: interval}
+	}
+}
+
 // Runner hosts one agent per MPA that names it.
 type Runner struct {
 	c     client.Client
@@ -185,6 +202,9 @@ func New(c client.Client, obs autoscaler.Observer, store trajectory.Store, dir s
 	}
 	if cfg.factory == nil {
 		errs = append(errs, errors.New("nil agent factory"))
+	}
+	if cfg.remote != nil && cfg.remote.objs == nil {
+		errs = append(errs, errors.New("nil object store"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
@@ -297,9 +317,10 @@ func (r *Runner) newWorker(m *v1alpha1.MultidimPodAutoscaler) *worker {
 	key := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(m.UID))
+	rel := filepath.Join(m.Namespace, m.Name+"-"+string(m.UID))
 	return &worker{
 		r: r, key: key, uid: m.UID, app: m.Namespace + "/" + m.Name,
-		dir:  filepath.Join(r.dir, m.Namespace, m.Name+"-"+string(m.UID)),
+		dir: filepath.Join(r.dir, rel), rel: rel,
 		seed: r.cfg.seed ^ h.Sum64(),
 		log:  r.cfg.log.With("mpa", key.String()),
 		done: make(chan struct{}),
@@ -328,6 +349,7 @@ type metrics struct {
 	withheld    *prometheus.CounterVec
 	errors      prometheus.Counter
 	train       prometheus.Histogram
+	uploads     *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -343,11 +365,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		withheld: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_agents_withheld_total",
 			Help: "Steps whose recommendation was withheld (HPA+VPA acts), by reason."}, []string{"reason"}),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_agents_errors_total", Help: "Failed agent cycles (retried a step later)."}),
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_agents_checkpoint_uploads_total",
+			Help: "Checkpoint copies to the object store, by result (ok, error)."}, []string{"result"}),
 		train: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_agents_training_seconds",
 			Help: "Time holding a training slot, per batch of updates.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.agents, m.steps, m.updates, m.episodes, m.checkpoints, m.resumes, m.withheld, m.errors, m.train)
+		reg.MustRegister(m.agents, m.steps, m.updates, m.episodes, m.checkpoints, m.resumes, m.withheld, m.errors, m.train, m.uploads)
 	}
 	return m
 }

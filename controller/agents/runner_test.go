@@ -31,12 +31,6 @@ import (
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 )
 
-// TestRunnerOffline runs the runner over a fake cluster: it hosts an agent
-// for the MPA that names it and none for the one that does not; the
-// agent's checkpoint is unreadable, so it is moved aside, the step's
-// recommendation withheld with the cause (the controller then acts on
-// HPA+VPA) and a Warning event recorded; the fresh agent trains on the
-// controller's Offline records and is checkpointed.
 // smallBCQ makes bootstrapping agents with minibatches of 8.
 func smallBCQ(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error) {
 	return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(8))
@@ -55,6 +49,12 @@ func start(t *testing.T, r *agents.Runner) context.Context {
 	return ctx
 }
 
+// TestRunnerOffline runs the runner over a fake cluster: it hosts an agent
+// for the MPA that names it and none for the one that does not; the
+// agent's checkpoint is unreadable, so it is moved aside, the step's
+// recommendation withheld with the cause (the controller then acts on
+// HPA+VPA) and a Warning event recorded; the fresh agent trains on the
+// controller's Offline records and is checkpointed.
 func TestRunnerOffline(t *testing.T) {
 	c, ours, store, t0 := offlineWorld(t)
 	mpas := []client.Object{ours, otherMPA(t, c)}

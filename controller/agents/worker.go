@@ -44,6 +44,7 @@ type worker struct {
 	uid    types.UID
 	app    string // the trajectory store's key
 	dir    string // checkpoint folder
+	rel    string // dir relative to the runner's checkpoint directory
 	seed   uint64
 	log    *slog.Logger
 	cancel context.CancelFunc
@@ -57,6 +58,10 @@ type worker struct {
 	st     State
 	act    []float64
 	tgt    []float64
+
+	// The last copy to the object store: when, and of which stage.
+	uploaded      time.Time
+	uploadedStage string
 
 	// With the meta learner: the worker's task, the last episode of the
 	// store inserted into it and where reading resumes, and the current
@@ -144,6 +149,22 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		return err
 	}
 	w.st = State{UID: string(w.uid), MPA: w.key.String(), Actions: w.r.cfg.mapping.String()}
+	// A newer copy in the object store (the runner's disk was lost) comes
+	// first; an unreadable copy is kept aside there, and the local
+	// checkpoint, if any, is used.
+	var remoteErr error
+	if rem := w.r.cfg.remote; rem != nil {
+		restored, err := rem.restore(ctx, w.rel, w.dir, time.Now())
+		switch {
+		case errors.Is(err, errUnreadableRemote):
+			remoteErr = err
+			w.log.Error("agents: "+err.Error(), "dir", w.dir)
+		case err != nil:
+			return err // the store is unreachable: retry rather than start afresh
+		case restored:
+			w.log.Info("agents: checkpoint restored from the object store", "key", rem.key(w.rel))
+		}
+	}
 	st, err := ReadState(w.dir)
 	if err == nil {
 		if was, merr := st.Mapping(); merr != nil {
@@ -157,6 +178,10 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		}
 	}
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && remoteErr != nil:
+		msg := fmt.Sprintf("the agent's checkpoint could not be used (%v); a fresh agent starts", remoteErr)
+		w.log.Error("agents: "+msg, "dir", w.dir)
+		w.withhold(ctx, m, ReasonCheckpointUnreadable, msg)
 	case errors.Is(err, fs.ErrNotExist):
 		w.log.Info("agents: no checkpoint; a fresh agent", "bootstraps", w.boot)
 	case err != nil:
@@ -326,7 +351,7 @@ func (w *worker) offline(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler)
 		if err := w.train(ctx, v1alpha1.StageOffline, w.r.cfg.offlineUpdates*len(data)); err != nil {
 			return err
 		}
-		if err := w.save(m); err != nil {
+		if err := w.save(ctx, m, false); err != nil {
 			return err
 		}
 		w.log.Debug("agents: trained on records", "transitions", len(data), "updates", w.st.Updates)
@@ -403,7 +428,7 @@ func (w *worker) episode(ctx context.Context) error {
 		if string(stage) != w.st.Stage {
 			// Entering SERVING freezes these weights; a restart in any
 			// stage resumes them.
-			if err := w.save(m); err != nil {
+			if err := w.save(ctx, m, true); err != nil {
 				return err
 			}
 		}
@@ -439,13 +464,17 @@ func (w *worker) episode(ctx context.Context) error {
 		if trunc {
 			w.st.Episodes++
 			w.r.met.episodes.Inc()
-			return w.save(m)
+			return w.save(ctx, m, true)
 		}
 	}
 }
 
-// save checkpoints the agent, then its State.
-func (w *worker) save(m *v1alpha1.MultidimPodAutoscaler) error {
+// save checkpoints the agent, then its State, and copies the checkpoint to
+// the object store when one is configured: always when force is set (a
+// stage change, an episode's end), else at most every upload interval. A
+// failed copy is logged and retried at the next save; the local checkpoint
+// stands.
+func (w *worker) save(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, force bool) error {
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
 	}
@@ -461,6 +490,17 @@ func (w *worker) save(m *v1alpha1.MultidimPodAutoscaler) error {
 		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
 	}
 	w.r.met.checkpoints.Inc()
+	rem := w.r.cfg.remote
+	if rem == nil || (!force && w.st.Stage == w.uploadedStage && time.Since(w.uploaded) < rem.every) {
+		return nil
+	}
+	if err := rem.upload(ctx, w.rel, w.dir); err != nil {
+		w.r.met.uploads.WithLabelValues("error").Inc()
+		w.log.Warn("agents: checkpoint not copied to the object store; retried at the next save", "err", err)
+		return nil
+	}
+	w.r.met.uploads.WithLabelValues("ok").Inc()
+	w.uploaded, w.uploadedStage = time.Now(), w.st.Stage
 	return nil
 }
 

@@ -158,15 +158,37 @@ const UpdateThreshold = 0.1
 // is worth a resize: a controlled resource changes by more than
 // UpdateThreshold, or current lies outside the policy's bounds.
 func Significant(p Policy, current, target Resources) bool {
+	return significant(p, current, target, UpdateThreshold)
+}
+
+func significant(p Policy, current, target Resources, threshold float64) bool {
 	b := p.Bounds
 	check := func(cur, tgt, lo, hi float64) bool {
 		if !(cur > 0) || cur < lo || cur > hi {
 			return true
 		}
-		return math.Abs(tgt-cur) > UpdateThreshold*cur*(1+1e-9)
+		return math.Abs(tgt-cur) > threshold*cur*(1+1e-9)
 	}
 	return (p.ScaleCPU && check(current.CPU, target.CPU, b.MinCPU-1e-9, b.MaxCPU+1e-9)) ||
 		(p.ScaleMemory && check(current.Memory, target.Memory, b.MinMemory-0.5, b.MaxMemory+0.5))
+}
+
+// Resize is what running pods get when a recommendation moves them from
+// current to target: target when the move is significant, else current
+// (small changes are not worth a resize, as in upstream VPA's updater).
+// Significant means more than the agent profile's minResizePercent when
+// the agent acts, more than UpdateThreshold for the built-in recommender,
+// or current outside the policy's bounds. It reports whether the pods are
+// resized.
+func Resize(p Policy, current, target Resources, agent bool) (Resources, bool) {
+	threshold := UpdateThreshold
+	if agent && p.Agent != nil {
+		threshold = p.Agent.Actions.MinResizeFraction()
+	}
+	if !Differs(p, current, target) || !significant(p, current, target, threshold) {
+		return current, false
+	}
+	return target, true
 }
 
 // WithResources returns r with its controlled limits set to t. A request

@@ -141,6 +141,48 @@ func TestSignificant(t *testing.T) {
 	}
 }
 
+func TestResize(t *testing.T) {
+	p, err := PolicyOf(testMPA()) // CPU 128m–2048m, memory 256Mi–3Gi
+	require.NoError(t, err)
+	cur := Resources{CPU: 0.5, Memory: 512 * gym.MiB}
+	small := Resources{CPU: 0.52, Memory: 512 * gym.MiB} // +4 %
+	large := Resources{CPU: 0.6, Memory: 512 * gym.MiB}  // +20 %
+	pct := func(v int32) *int32 { return &v }
+	for _, tt := range []struct {
+		name    string
+		percent *int32 // the agent profile's minResizePercent; nil: unset
+		noAgent bool   // the MPA has no agent profile
+		agent   bool   // the agent acts
+		target  Resources
+		want    Resources
+		resized bool
+	}{
+		{"built-in, small change kept", nil, false, false, small, cur, false},
+		{"built-in, large change applied", nil, false, false, large, large, true},
+		{"built-in ignores the agent's percent", pct(0), false, false, small, cur, false},
+		{"agent, default 10 %, small change kept", nil, false, true, small, cur, false},
+		{"agent, default 10 %, large change applied", nil, false, true, large, large, true},
+		{"agent, 0 % applies every change", pct(0), false, true, small, small, true},
+		{"agent, 0 %, no change is no resize", pct(0), false, true, cur, cur, false},
+		{"agent, 25 % keeps +20 %", pct(25), false, true, large, cur, false},
+		{"no profile: the built-in threshold", nil, true, true, small, cur, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := p
+			if tt.noAgent {
+				q.Agent = nil
+			} else {
+				prof := v1alpha1.DefaultAgentProfile()
+				prof.Actions.MinResizePercent = tt.percent
+				q.Agent = &prof
+			}
+			got, resized := Resize(q, cur, tt.target, tt.agent)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.resized, resized)
+		})
+	}
+}
+
 func TestRecommended(t *testing.T) {
 	entry := func(name, cpu string) v1alpha1.RecommendedContainerResources {
 		return v1alpha1.RecommendedContainerResources{ContainerName: name, Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}

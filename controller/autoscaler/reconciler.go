@@ -435,14 +435,9 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	} else {
 		r.setCondition(m, v1alpha1.ConditionScalingLimited, false, "WithinBounds", "the recommendation is within the constraints and resource policy")
 	}
-	// The built-in recommender leaves running pods alone for small changes
-	// (as upstream VPA's updater); an agent's resources are applied as
-	// they are. The trajectory records the resources the pods keep.
-	vertical := agentActs || Significant(pol, cur, res)
-	applied := res
-	if !vertical {
-		applied = cur
-	}
+	// Running pods are left alone for small changes (as upstream VPA's
+	// updater); the trajectory records the resources the pods keep.
+	applied, vertical := Resize(pol, cur, res, agentActs)
 	st.prevState, st.prevAction = state, gym.Allocation{Replicas: int(desired), CPU: applied.CPU, Memory: applied.Memory}.Vector(make([]float64, gym.ActDim))
 	m.Status.DesiredReplicas = desired
 	resize := vertical && (pol.Mode == v1alpha1.UpdateModeInPlaceOrRecreate || pol.Mode == v1alpha1.UpdateModeRecreate)

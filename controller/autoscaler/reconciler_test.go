@@ -252,6 +252,25 @@ func TestReconcileExternalRecommender(t *testing.T) {
 	m = w.step(t)
 	assert.Equal(t, metav1.ConditionFalse, condition(m, v1alpha1.ConditionRecommendationProvided).Status)
 	assert.Equal(t, before, w.replicas(t))
+
+	// A change below the profile's minResizePercent (default 10 %) keeps
+	// the pods' resources, as for the built-in recommender.
+	small := func(cpu string) {
+		t.Helper()
+		ts := metav1.NewTime(w.now)
+		m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Replicas: ptr(before), Recommender: "aware", Time: &ts,
+			ContainerRecommendations: []v1alpha1.RecommendedContainerResources{{ContainerName: "workload",
+				Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}
+		require.NoError(t, w.c.Status().Update(context.Background(), m))
+		m = w.step(t)
+		w.step(t) // the updater's report
+	}
+	small("1050m")
+	assert.Equal(t, "1", w.podCPU(t, "app-1"), "+5 %: kept")
+	m.Spec.Agent.Actions.MinResizePercent = ptr(int32(0))
+	require.NoError(t, w.c.Update(context.Background(), m))
+	small("1050m")
+	assert.Equal(t, "1050m", w.podCPU(t, "app-1"), "minResizePercent 0: every change applied")
 }
 
 func TestReconcileWithheldRecommendation(t *testing.T) {

@@ -45,6 +45,7 @@ import (
 	"github.com/aware-autoscaler/aware/infra/influxdb"
 	"github.com/aware-autoscaler/aware/infra/prometheus"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/objstore"
 	"github.com/aware-autoscaler/aware/workloads/twin"
 )
 
@@ -66,6 +67,9 @@ type childConfig struct {
 	AgentsDir string
 	// Actions is the runner's gym.Mapping name (default relative).
 	Actions string `json:",omitempty"`
+	// S3, when set, is the object store the runner copies its checkpoints
+	// to (every step at most).
+	S3 *objstore.Config `json:",omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -98,10 +102,18 @@ func runChild(raw string) int {
 				return 1
 			}
 		}
+		opts := []agents.Option{agents.WithStep(cc.Step), agents.WithFactory(smallBatchFactory),
+			agents.WithEnvOptions(mpaenv.WithActuationTimeout(30 * time.Second)), agents.WithActions(mapping)}
+		if cc.S3 != nil {
+			objs, err := objstore.Connect(ctx, *cc.S3)
+			if err != nil {
+				log.Error("object store", "err", err)
+				return 1
+			}
+			opts = append(opts, agents.WithObjects(objs, "agents", cc.Step))
+		}
 		err = agents.Run(ctx, agents.Config{REST: rc, PrometheusURL: cc.Sources.PrometheusURL, InfluxURL: cc.Sources.InfluxURL,
-			Dir: cc.AgentsDir, MetricsAddr: cc.MetricsAddr, ProbeAddr: "0", Log: log,
-			Options: []agents.Option{agents.WithStep(cc.Step), agents.WithFactory(smallBatchFactory),
-				agents.WithEnvOptions(mpaenv.WithActuationTimeout(30 * time.Second)), agents.WithActions(mapping)}})
+			Dir: cc.AgentsDir, MetricsAddr: cc.MetricsAddr, ProbeAddr: "0", Log: log, Options: opts})
 		log.Error("agent runner stopped", "err", err)
 		return 1
 	}

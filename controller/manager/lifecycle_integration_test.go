@@ -3,6 +3,7 @@ package manager_test
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
+	"github.com/aware-autoscaler/aware/workloads/objstore"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -96,6 +98,10 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 		require.NoError(t, admin.Create(ctx, o), "%s", o.GetName())
 	}
 	tw, prom, influx := startTwinStack(ctx, t, c, dir, ns, apps, prof)
+	s3, err := objstore.StartLocal(ctx, filepath.Join(dir, "s3"))
+	require.NoError(t, err, "the S3-compatible store (versitygw, installed by ci/setup.sh)")
+	t.Cleanup(func() { _ = s3.Stop() })
+	s3cfg := s3.Config()
 
 	ports := freePorts(t, 1)
 	cc := childConfig{
@@ -113,6 +119,7 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 		// the retraining detector, rightly, sends it back to ONLINE.
 		Actions: "absolute",
 		Sources: manager.Sources{PrometheusURL: prom.URL(), InfluxURL: influx.URL()},
+		S3:      &s3cfg,
 	}
 	logs := 0
 	start := func() (*controllerProc, *controllerProc) {
@@ -122,10 +129,16 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	}
 	ctl, run := start()
 	tails := func() string { return "controller:\n" + ctl.tail() + "\nagents:\n" + run.tail() }
-	restart := func() {
+	// restart SIGKILLs both processes; with loseDisk the runner's
+	// checkpoint folder goes too (a rescheduled pod), and it resumes from
+	// the object store's copy.
+	restart := func(loseDisk bool) {
 		t.Helper()
 		ctl.kill(t)
 		run.kill(t)
+		if loseDisk {
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, "agents", "checkpoints")))
+		}
 		ctl, run = start()
 	}
 
@@ -173,7 +186,7 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 		t.Helper()
 		assert.Equal(t, wantStage, stage(), "the stage survives SIGKILL")
 		assert.GreaterOrEqual(t, mpa().Status.Agent.Episode, episode, "episodes continue")
-		assert.Contains(t, run.tail(), "resumed from checkpoint", "the runner loaded its checkpoint")
+		logged(t, run, "resumed from checkpoint", "the runner loaded its checkpoint")
 	}
 
 	// OFFLINE: HPA+VPA acts and the agent trains on its records.
@@ -183,7 +196,7 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	}, 90*time.Second)
 	assert.Equal(t, "hpa+vpa", mpa().Status.Recommendation.Recommender, "the fallback acts while OFFLINE")
 	episode := mpa().Status.Agent.Episode
-	restart()
+	restart(false)
 	after := waitState("offline training goes on after SIGKILL", func(s agents.State) bool {
 		return s.Saved.After(before.Saved)
 	}, 60*time.Second)
@@ -202,7 +215,7 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	assert.Equal(t, agents.DefaultName, rec.Recommender, "the agent's recommendation is in force")
 	assert.Nil(t, rec.Withheld)
 	episode = mpa().Status.Agent.Episode
-	restart()
+	restart(false)
 	after = waitState("an ONLINE episode after SIGKILL", func(s agents.State) bool {
 		return s.Episodes > before.Episodes
 	}, 120*time.Second)
@@ -215,11 +228,12 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	before = waitState("the runner saw SERVING", func(s agents.State) bool { return s.Stage == string(v1alpha1.StageServing) }, 60*time.Second)
 	frozen := weights(t, filepath.Join(ckpt, "agent.ckpt"))
 	episode = mpa().Status.Agent.Episode
-	restart()
-	after = waitState("a SERVING episode after SIGKILL", func(s agents.State) bool {
+	restart(true)
+	after = waitState("a SERVING episode after SIGKILL and the loss of the runner's disk", func(s agents.State) bool {
 		return s.Episodes > before.Episodes
 	}, 120*time.Second)
 	resumed(v1alpha1.StageServing, episode)
+	logged(t, run, "checkpoint restored from the object store", "the runner's disk was lost")
 	assert.Equal(t, before.Updates, after.Updates, "no training while SERVING")
 	assert.Equal(t, frozen, weights(t, filepath.Join(ckpt, "agent.ckpt")), "the serving weights are the ones frozen before the kill")
 
@@ -270,6 +284,15 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 		want = append(want, "agent stage "+string(mv[0])+" → "+string(mv[1]))
 	}
 	assert.Subset(t, moves, want, "an Event per transition")
+}
+
+// logged waits for a line of p's log (this start's) that contains want.
+func logged(t *testing.T, p *controllerProc, want, msg string) {
+	t.Helper()
+	assert.Eventually(t, func() bool {
+		b, _ := os.ReadFile(p.log)
+		return strings.Contains(string(b), want)
+	}, 30*time.Second, 200*time.Millisecond, "%s: %q in the log, which ends\n%s", msg, want, p.tail())
 }
 
 // weights reads every entry (networks and optimiser state) of an agent

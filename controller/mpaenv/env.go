@@ -256,7 +256,10 @@ func (e *Env) Step(ctx context.Context, action []float64) ([]float64, float64, b
 	if err := e.recommend(ctx, m, tgt.container, replicas, res); err != nil {
 		return nil, 0, false, false, gym.Info{}, err
 	}
-	at, err := e.waitActuated(ctx, pol, replicas, res)
+	// The controller leaves running pods alone for changes smaller than the
+	// profile's minResizePercent: wait for what it applies.
+	applied, _ := autoscaler.Resize(pol, tgt.cur, res, true)
+	at, err := e.waitActuated(ctx, pol, replicas, applied)
 	if err != nil {
 		return nil, 0, false, false, gym.Info{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -119,7 +120,7 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
 // run is the fake controller: a recommendation is actuated at the next
 // multiple of the step, as the real controller's rounds are aligned.
 func (w *world) run(ctx context.Context) {
-	var done time.Time
+	var done *v1alpha1.RecommendedPodResources
 	for ctx.Err() == nil {
 		time.Sleep(5 * time.Millisecond)
 		var m v1alpha1.MultidimPodAutoscaler
@@ -127,15 +128,25 @@ func (w *world) run(ctx context.Context) {
 			continue
 		}
 		rec := m.Status.Recommendation
-		if rec == nil || !rec.Time.After(done) || time.Now().Before(rec.Time.Truncate(step).Add(step)) {
+		// A new recommendation (its time has whole seconds only: two steps
+		// within a second differ in what they ask).
+		if rec == nil || equality.Semantic.DeepEqual(rec, done) || time.Now().Before(rec.Time.Truncate(step).Add(step)) {
 			continue
 		}
-		done = rec.Time.Time
+		done = rec.DeepCopy()
 		w.mu.Lock()
 		act := w.act
 		w.mu.Unlock()
 		if act {
-			w.actuate(ctx, *rec.Replicas, rec.ContainerRecommendations[0].Target)
+			// As the controller: running pods keep their resources for a
+			// change below the profile's minResizePercent.
+			pol, err := autoscaler.PolicyOf(&m)
+			require.NoError(w.t, err)
+			var pods corev1.PodList
+			require.NoError(w.t, w.c.List(ctx, &pods, client.InNamespace("ns")))
+			target := autoscaler.ContainerResources(corev1.ResourceRequirements{Limits: rec.ContainerRecommendations[0].Target})
+			applied, _ := autoscaler.Resize(pol, autoscaler.MeanResources(pods.Items, "workload"), target, true)
+			w.actuate(ctx, *rec.Replicas, autoscaler.ResourceList(applied))
 		}
 	}
 }
@@ -248,6 +259,27 @@ func TestStepActuatesThenObserves(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, trunc)
 	assert.Equal(t, 2, info.Step)
+}
+
+// TestStepSmallChangeKeepsResources: a change below the profile's
+// minResizePercent (default 10 %) leaves the pods' resources as they are
+// (the controller does not resize for it), and the step waits for that
+// instead of timing out on resources that never come.
+func TestStepSmallChangeKeepsResources(t *testing.T) {
+	w := newWorld(t, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go w.run(ctx)
+	e := w.env(t, mpaenv.WithActuationTimeout(5*time.Second))
+	_, _, err := e.Reset(ctx, 1)
+	require.NoError(t, err)
+	_, _, _, _, info, err := e.Step(ctx, []float64{2, 0.52, 520 * gym.MiB}) // +4 %, +1.6 %
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, info.Metrics.CPULimit, 1e-9, "kept")
+	assert.InDelta(t, 512*gym.MiB, info.Metrics.MemoryLimit, 1, "kept")
+	_, _, _, _, info, err = e.Step(ctx, []float64{2, 0.6, 512 * gym.MiB}) // +20 %
+	require.NoError(t, err)
+	assert.InDelta(t, 0.6, info.Metrics.CPULimit, 1e-9, "resized")
 }
 
 func TestObservationRetriesMissingMeasurements(t *testing.T) {

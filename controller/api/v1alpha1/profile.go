@@ -123,6 +123,28 @@ type ActionBounds struct {
 	MaxCPUChange *resource.Quantity `json:"maxCPUChange,omitempty"`
 	// +optional
 	MaxMemoryChange *resource.Quantity `json:"maxMemoryChange,omitempty"`
+	// MinResizePercent is the smallest change of the CPU or memory limit,
+	// in percent of the running value, that the updater applies to running
+	// pods when the agent acts; a smaller change keeps the pods' resources
+	// (and the trajectory records what they keep). Unset: 10, upstream
+	// VPA's updater threshold and the built-in recommender's; 0 applies
+	// every change.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MinResizePercent *int32 `json:"minResizePercent,omitempty"`
+}
+
+// DefaultMinResizePercent is ActionBounds.MinResizePercent when unset.
+const DefaultMinResizePercent = 10
+
+// MinResizeFraction is MinResizePercent as a fraction, its default when
+// unset.
+func (a ActionBounds) MinResizeFraction() float64 {
+	if a.MinResizePercent == nil {
+		return DefaultMinResizePercent / 100.0
+	}
+	return float64(*a.MinResizePercent) / 100
 }
 
 // AgentStage is a stage of the agent lifecycle (paper Algorithm 1).
@@ -193,6 +215,10 @@ func (p *AgentProfile) Default() {
 	if p.EpisodeLength == 0 {
 		p.EpisodeLength = DefaultEpisodeLength
 	}
+	if p.Actions.MinResizePercent == nil {
+		v := int32(DefaultMinResizePercent)
+		p.Actions.MinResizePercent = &v
+	}
 }
 
 func setZero(v *float64, def float64) {
@@ -260,6 +286,9 @@ func (p AgentProfile) Validate() error {
 	}
 	if r := p.Actions.MaxReplicaChange; r != nil && *r < 1 {
 		errs = append(errs, fmt.Errorf("actions.maxReplicaChange: %d must be positive", *r))
+	}
+	if r := p.Actions.MinResizePercent; r != nil && (*r < 0 || *r > 100) {
+		errs = append(errs, fmt.Errorf("actions.minResizePercent: %d is not in [0, 100]", *r))
 	}
 	for _, q := range []struct {
 		name string

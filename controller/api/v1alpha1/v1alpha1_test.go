@@ -126,6 +126,8 @@ func TestAgentProfileDefault(t *testing.T) {
 	assert.Equal(t, 100, p.EpisodeLength)
 	assert.True(t, p.Bootstraps())
 	assert.Equal(t, 0.5, p.AlphaOrDefault())
+	assert.Equal(t, 0.1, p.Actions.MinResizeFraction())
+	assert.Equal(t, 0.1, ActionBounds{}.MinResizeFraction(), "unset")
 
 	// Explicit zero alpha and false bootstrap survive Default.
 	q := AgentProfile{Alpha: ptr(0.0), Bootstrap: ptr(false), Targets: UtilisationTargets{CPU: 0.5}}
@@ -155,6 +157,8 @@ func TestAgentProfileValidate(t *testing.T) {
 		{"action bounds", func(p *AgentProfile) {
 			p.Actions = ActionBounds{MaxReplicaChange: ptr(int32(0)), MaxCPUChange: ptr(resource.MustParse("-1m")), MaxMemoryChange: ptr(resource.MustParse("0"))}
 		}, []string{"actions.maxReplicaChange: 0", "actions.maxCPUChange: -1m must be positive", "actions.maxMemoryChange: 0 must be positive"}},
+		{"resize threshold", func(p *AgentProfile) { p.Actions.MinResizePercent = ptr(int32(101)) }, []string{"actions.minResizePercent: 101 is not in [0, 100]"}},
+		{"resize every change", func(p *AgentProfile) { p.Actions.MinResizePercent = ptr(int32(0)) }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,5 +194,5 @@ bootstrap: false
 	assert.False(t, p.Bootstraps())
 	out, err := yaml.Marshal(p)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(string(out), "alpha: 0\nbootstrap: false\nepisodeLength: 100\n"), "%s", out)
+	assert.True(t, strings.HasPrefix(string(out), "actions:\n  minResizePercent: 10\nalpha: 0\nbootstrap: false\nepisodeLength: 100\n"), "%s", out)
 }
