@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
@@ -44,6 +45,11 @@ type metaTrainFlags struct {
 	contrast        meta.ContrastConfig
 	noise           float64
 	mapping         gym.Mapping
+	// validate train-split applications after the --apps trained on are
+	// held out: after every round the agent plays two bundles of
+	// validateEpisodes greedy episodes on each and the meta learner's
+	// identification of them is logged (0: off).
+	validate, validateEpisodes int
 }
 
 // metaNoise is the exploration noise of the agents that meta-training and
@@ -129,6 +135,8 @@ finished round. Each round's figures are appended to --out/rounds.jsonl.`,
 	f.IntVar(&fl.contrast.Views, "contrast-views", fl.contrast.Views, "trajectories per bundle of the identification objective")
 	f.Float64Var(&fl.contrast.Temperature, "contrast-temperature", fl.contrast.Temperature, "temperature of the identification objective's InfoNCE loss")
 	f.Float64Var(&fl.contrast.LR, "contrast-lr", fl.contrast.LR, "learning rate of the identification objective")
+	f.IntVar(&fl.validate, "validate", 0, "train-split applications after the --apps trained on, held out: after every round the meta learner identifies them (nearest neighbour, as aware meta eval) and rounds.jsonl records it beside an untrained meta learner's (0: off)")
+	f.IntVar(&fl.validateEpisodes, "validate-episodes", 4, "with --validate: greedy episodes per bundle")
 	return cmd
 }
 
@@ -143,16 +151,29 @@ type metaRound struct {
 	// ContrastLoss is the identification objective's mean loss over the
 	// round's steps (0 when off).
 	ContrastLoss float64 `json:"contrastLoss,omitempty"`
+	// With --validate: the share of held-out applications the meta learner
+	// identifies after the round, an untrained one's on the same bundles,
+	// and the seconds it took (not in Seconds).
+	Validation          *float64 `json:"validationIdentification,omitempty"`
+	ValidationUntrained *float64 `json:"validationUntrained,omitempty"`
+	ValidationSeconds   float64  `json:"validationSeconds,omitempty"`
 }
 
 func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlags) error {
 	if fl.apps < 1 || fl.rounds < 1 || fl.m < 1 || fl.contrastEvery < 0 {
 		return fmt.Errorf("--apps %d, --rounds %d and --m %d must be positive, --contrast-every %d not negative", fl.apps, fl.rounds, fl.m, fl.contrastEvery)
 	}
-	prof, apps, simApps, err := splitApps(generator.SplitTrain, fl.apps, fl.poolSize, fl.poolSeed, fl.traces, fl.step, fl.seed)
+	if fl.validate < 0 || fl.validate == 1 || (fl.validate > 0 && fl.validateEpisodes < 1) {
+		return fmt.Errorf("--validate %d (0, or at least 2 applications) and --validate-episodes %d (positive)", fl.validate, fl.validateEpisodes)
+	}
+	prof, apps, simApps, err := splitApps(generator.SplitTrain, fl.apps+fl.validate, fl.poolSize, fl.poolSeed, fl.traces, fl.step, fl.seed)
 	if err != nil {
+		if fl.validate > 0 {
+			return fmt.Errorf("%w (--validate %d holds out applications after the --apps %d trained on)", err, fl.validate, fl.apps)
+		}
 		return err
 	}
+	apps, simApps, heldApps, heldSim := apps[:fl.apps], simApps[:fl.apps], apps[fl.apps:], simApps[fl.apps:]
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
 	zero := make([]float64, cfg.Embed)
 	tasks := make([]train.MetaTask, len(apps))
@@ -181,6 +202,12 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 		}
 	}
 	f.SetMetaUpdates(true)
+	var val *validator
+	if fl.validate > 0 {
+		if val, err = newValidator(prof, heldApps, heldSim, cfg, fl); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(fl.out, 0o755); err != nil {
 		return err
 	}
@@ -213,6 +240,14 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 			if contrastSteps > 0 {
 				line.ContrastLoss = contrastSum / float64(contrastSteps)
 			}
+			if val != nil {
+				began := time.Now()
+				acc, untrained, err := val.identify(ctx, ag, f.Embedder())
+				if err != nil && runErr == nil {
+					runErr = fmt.Errorf("validation after round %d: %w", r, err)
+				}
+				line.Validation, line.ValidationUntrained, line.ValidationSeconds = &acc, &untrained, time.Since(began).Seconds()
+			}
 			roundStart, contrastSum, contrastSteps = time.Now(), 0, 0
 			if js, err := json.Marshal(line); err == nil {
 				if _, err := fmt.Fprintln(log, string(js)); err != nil && runErr == nil {
@@ -222,6 +257,10 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 			if fl.verbose {
 				fmt.Fprintf(out, "round %d: mean episode reward %.2f, %.1f SLO violations per episode, CPU %.0f %%, memory %.0f %%, identification loss %.3f (%.0f s)\n",
 					r, s.Reward, s.SLOViolations, 100*s.CPUUtil, 100*s.MemoryUtil, line.ContrastLoss, line.Seconds)
+				if line.Validation != nil {
+					fmt.Fprintf(out, "  held-out identification %.0f %% (untrained %.0f %%) of %d applications (%.0f s)\n",
+						100**line.Validation, 100**line.ValidationUntrained, fl.validate, line.ValidationSeconds)
+				}
 			}
 		}}
 	if fl.contrastEvery > 0 {
@@ -251,6 +290,77 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 	fmt.Fprintf(out, "%d episodes in %s (%.2f s per episode); meta learner and agent in %s\n",
 		eps, wall.Round(time.Second), wall.Seconds()/float64(eps), filepath.Join(fl.out, train.MetaCheckpoint))
 	return nil
+}
+
+// validator is `aware meta train --validate`: held-out train-split
+// applications whose identification is measured after every round, as
+// `aware meta eval` measures it on the test split (reference and query
+// bundles of greedy episodes at seed-drawn points of the day, with a zero
+// embedding), with a copy of the meta learner's weights so that the
+// training run is the same with or without it.
+type validator struct {
+	envs            []*gym.Embedded
+	names           []string
+	episodes        int
+	seed            uint64
+	copy, untrained *meta.Embedder
+	zero            []float64
+	mapping         gym.Mapping
+}
+
+func newValidator(prof *calibration.Profile, apps []generator.App, simApps []sim.App, cfg meta.Config, fl metaTrainFlags) (*validator, error) {
+	v := &validator{episodes: fl.validateEpisodes, seed: fl.seed + 0x5A11D, zero: make([]float64, cfg.Embed), mapping: fl.mapping}
+	for i, a := range simApps {
+		e, err := sim.NewEnv(prof, a, sim.WithStep(fl.step), sim.WithRandomStart())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", apps[i].Name(), err)
+		}
+		emb, err := gym.Embed(e, v.zero)
+		if err != nil {
+			return nil, err
+		}
+		v.envs, v.names = append(v.envs, emb), append(v.names, apps[i].Name())
+	}
+	var err error
+	if v.copy, err = meta.NewEmbedder(cfg, rand.New(rand.NewPCG(v.seed, 1))); err != nil {
+		return nil, err
+	}
+	if v.untrained, err = meta.NewEmbedder(cfg, rand.New(rand.NewPCG(fl.seed, 0x0E1))); err != nil {
+		return nil, err
+	}
+	v.copy.SetTraining(false)
+	v.untrained.SetTraining(false)
+	return v, nil
+}
+
+// identify returns the share of held-out applications identified with the
+// weights of e and with the untrained meta learner.
+func (v *validator) identify(ctx context.Context, ag agent.Agent, e *meta.Embedder) (trained, untrained float64, err error) {
+	src := e.Params()
+	for i, p := range v.copy.Params() {
+		if err := p.CopyFrom(src[i]); err != nil {
+			return 0, 0, err
+		}
+	}
+	n := len(v.envs)
+	refs, queries, uRefs, uQueries := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	for i, env := range v.envs {
+		ta, _, err := train.Trajectories(ctx, env, ag, v.mapping, v.zero, v.episodes, v.seed, 100)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", v.names[i], err)
+		}
+		tb, _, err := train.Trajectories(ctx, env, ag, v.mapping, v.zero, v.episodes, v.seed+1000, 100)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", v.names[i], err)
+		}
+		refs[i], queries[i] = train.EmbedTrajectories(v.copy, ta, 100), train.EmbedTrajectories(v.copy, tb, 100)
+		uRefs[i], uQueries[i] = train.EmbedTrajectories(v.untrained, ta, 100), train.EmbedTrajectories(v.untrained, tb, 100)
+	}
+	if trained, _, err = train.Identify(refs, queries); err != nil {
+		return 0, 0, err
+	}
+	untrained, _, err = train.Identify(uRefs, uQueries)
+	return trained, untrained, err
 }
 
 // newMetaLearners is the DDPG agent (conditioned on the embedding, its

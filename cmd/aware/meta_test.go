@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,50 @@ func TestMetaTrainAndEval(t *testing.T) {
 
 	ev.from = filepath.Join(out, "none")
 	assert.ErrorContains(t, runMetaEval(context.Background(), &stdout, ev), "no meta.ckpt")
+}
+
+// TestMetaTrainValidation: --validate holds out the applications after
+// those trained on, logs their identification after every round, and
+// leaves the training run as it is without it (the same checkpoints).
+func TestMetaTrainValidation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains the default-size meta learner")
+	}
+	pool := poolFlags{poolSize: 100, poolSeed: 1, step: 30 * time.Second, traces: filepath.Join(t.TempDir(), "no-traces")}
+	run := func(validate int) string {
+		out := t.TempDir()
+		fl := metaTrainFlags{apps: 2, rounds: 2, m: 2, seed: 3, out: out, poolFlags: pool, validate: validate, validateEpisodes: 1, verbose: true,
+			contrastEvery: 1, contrast: meta.ContrastConfig{Tasks: 2, Views: 1, Temperature: 0.1, LR: 3e-4}}
+		var stdout, progress bytes.Buffer
+		require.NoError(t, runMetaTrain(context.Background(), &stdout, &progress, fl))
+		if validate > 0 {
+			assert.Contains(t, stdout.String(), "held-out identification")
+		}
+		return out
+	}
+	plain, validated := run(0), run(3)
+	lines, err := os.ReadFile(filepath.Join(validated, "rounds.jsonl"))
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(lines)), "\n")
+	require.Len(t, rows, 2)
+	for _, row := range rows {
+		var r metaRound
+		require.NoError(t, json.Unmarshal([]byte(row), &r))
+		require.NotNil(t, r.Validation)
+		require.NotNil(t, r.ValidationUntrained)
+		assert.Contains(t, []float64{0, 1.0 / 3, 2.0 / 3, 1}, *r.Validation, "a share of 3 applications")
+		assert.Positive(t, r.ValidationSeconds)
+	}
+	for _, name := range []string{"meta.ckpt", "agent-000002.ckpt"} {
+		a, err := os.ReadFile(filepath.Join(plain, name))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(validated, name))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a, b), "%s: the same training with and without validation", name)
+	}
+
+	fl := metaTrainFlags{apps: 2, rounds: 1, m: 2, out: t.TempDir(), poolFlags: pool, validate: 1, validateEpisodes: 1}
+	assert.ErrorContains(t, runMetaTrain(context.Background(), io.Discard, io.Discard, fl), "--validate 1")
+	fl.validate = 200
+	assert.ErrorContains(t, runMetaTrain(context.Background(), io.Discard, io.Discard, fl), "holds out applications after the --apps 2 trained on")
 }
