@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/aware-autoscaler/aware/controller/agents"
 	"github.com/aware-autoscaler/aware/controller/meta"
@@ -40,6 +42,7 @@ type agentsFlags struct {
 	s3         objstore.Config
 	s3Prefix   string
 	s3Every    time.Duration
+	memLimit   string
 }
 
 func newAgentsCmd() *cobra.Command {
@@ -89,6 +92,7 @@ process. Its own metrics are on --metrics-addr.`,
 	s3Flags(f, &fl.s3)
 	f.StringVar(&fl.s3Prefix, "s3-prefix", "agents", "key prefix of the checkpoint copies in the bucket")
 	f.DurationVar(&fl.s3Every, "s3-upload-every", 5*time.Minute, "shortest time between copies of an OFFLINE agent's checkpoint (stage changes and episode ends are always copied)")
+	f.StringVar(&fl.memLimit, "memory-limit", "", "soft memory limit of the Go runtime, e.g. 640Mi (default $GOMEMLIMIT or none): set it below the container's limit; the garbage collector then keeps the heap near the agents' live memory instead of twice it")
 	f.Float32Var(&fl.qps, "kube-api-qps", 100, "client QPS to the API server")
 	f.IntVar(&fl.burst, "kube-api-burst", 200, "client burst to the API server")
 	return cmd
@@ -101,6 +105,14 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	}
 	if fl.updates < 0 || fl.offline < 0 {
 		errs = append(errs, fmt.Errorf("--updates %d, --offline-updates %d: must not be negative", fl.updates, fl.offline))
+	}
+	if fl.memLimit != "" {
+		q, err := resource.ParseQuantity(fl.memLimit)
+		if err != nil || q.Value() <= 0 {
+			errs = append(errs, fmt.Errorf("--memory-limit %q: want a positive quantity such as 640Mi", fl.memLimit))
+		} else {
+			debug.SetMemoryLimit(q.Value())
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -76,3 +76,22 @@ func TestStartServicesRejectsUnknownMode(t *testing.T) {
 	_, _, err := startServices(t.Context(), "cloud", t.TempDir(), nil)
 	assert.ErrorContains(t, err, `--services "cloud"`)
 }
+
+// TestAgentsRefusesBadFlags: `aware agents` names each bad flag before it
+// connects to anything.
+func TestAgentsRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trainers", "0"}, "--trainers 0"},
+		{[]string{"--memory-limit", "lots"}, `--memory-limit "lots"`},
+		{[]string{"--memory-limit", "-1Mi"}, `--memory-limit "-1Mi"`},
+	} {
+		cmd := newAgentsCmd()
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		assert.ErrorContains(t, cmd.Execute(), tc.want, "%v", tc.args)
+	}
+}
