@@ -7,8 +7,10 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl"
 )
 
-// checkpointVersion is the layout of FLASH checkpoints written and read.
-const checkpointVersion = 1
+// checkpointVersion is the layout of FLASH checkpoints written; Load reads
+// it and version 1, whose trajectory heads were in the JSON metadata (which
+// outgrew the metadata limit at 800 tasks of 19 trajectories).
+const checkpointVersion = 2
 
 // flashMeta is a FLASH checkpoint's JSON metadata: everything but the
 // vectors, which are entries of the rl.Checkpoint.
@@ -26,13 +28,21 @@ type flashMeta struct {
 	User any `json:"user,omitempty"`
 }
 
-// taskState is one task's buffer without its elements.
+// taskState is one task's buffer without its elements. From version 2 the
+// trajectories' heads are the entry "heads/<task>" (headLen values each)
+// and Items is empty.
 type taskState struct {
 	Task     Task             `json:"task"`
 	Episodes int              `json:"episodes"`
 	Now      int              `json:"now"`
-	Items    []trajectoryHead `json:"items"`
+	Items    []trajectoryHead `json:"items,omitempty"`
+	// Trajectories is the number of buffered trajectories (version 2).
+	Trajectories int `json:"trajectories,omitempty"`
 }
+
+// headLen is the values of a trajectoryHead in a "heads/<task>" entry:
+// steps, reward, episode, end.
+const headLen = 4
 
 type trajectoryHead struct {
 	Steps   int     `json:"steps"`
@@ -63,11 +73,13 @@ func (f *FLASH) Save(path string, user any) error {
 	}
 	for _, name := range f.taskNames() {
 		t := f.tasks[name]
-		st := taskState{Task: t.Task, Episodes: t.episodes, Now: t.buf.now}
+		st := taskState{Task: t.Task, Episodes: t.episodes, Now: t.buf.now, Trajectories: len(t.buf.items)}
+		heads := make([]float64, 0, headLen*len(t.buf.items))
 		for j, it := range t.buf.items {
-			st.Items = append(st.Items, trajectoryHead{Steps: it.Steps, Reward: it.Reward, Episode: it.Episode, End: it.end})
+			heads = append(heads, float64(it.Steps), it.Reward, float64(it.Episode), float64(it.end))
 			c.Put(fmt.Sprintf("task/%s/%d", name, j), it.Elements)
 		}
+		c.Put("heads/"+name, heads)
 		m.Tasks = append(m.Tasks, st)
 	}
 	if err := c.SetMeta(m); err != nil {
@@ -106,8 +118,8 @@ func (f *FLASH) Load(path string, user any) error {
 	if err := c.Meta(&m); err != nil {
 		return fmt.Errorf("meta: Load %s: %w", path, err)
 	}
-	if m.Version != checkpointVersion {
-		return fmt.Errorf("meta: Load %s: version %d, this build reads %d", path, m.Version, checkpointVersion)
+	if m.Version != checkpointVersion && m.Version != 1 {
+		return fmt.Errorf("meta: Load %s: version %d, this build reads 1 and %d", path, m.Version, checkpointVersion)
 	}
 	if m.Network != f.emb.cfg {
 		return fmt.Errorf("meta: Load %s: network %+v, the embedder is %+v", path, m.Network, f.emb.cfg)
@@ -155,7 +167,19 @@ func (f *FLASH) Load(path string, user any) error {
 		}
 		buf, _ := NewBuffer(f.opts.Capacity, f.opts.TTL)
 		buf.now = st.Now
-		for j, h := range st.Items {
+		items := st.Items
+		if m.Version >= 2 {
+			heads, ok := c.Get("heads/" + t.Name)
+			if !ok || len(heads) != headLen*st.Trajectories || len(st.Items) != 0 {
+				return fmt.Errorf("meta: Load %s: task %q: the heads of its %d trajectories are missing or malformed", path, t.Name, st.Trajectories)
+			}
+			items = make([]trajectoryHead, st.Trajectories)
+			for j := range items {
+				h := heads[headLen*j : headLen*(j+1)]
+				items[j] = trajectoryHead{Steps: int(h[0]), Reward: h[1], Episode: int(h[2]), End: int(h[3])}
+			}
+		}
+		for j, h := range items {
 			el, ok := c.Get(fmt.Sprintf("task/%s/%d", t.Name, j))
 			if !ok || h.Steps <= 0 || len(el) != h.Steps*w {
 				return fmt.Errorf("meta: Load %s: task %q trajectory %d: missing or not %d steps of %d features", path, t.Name, j, h.Steps, w)

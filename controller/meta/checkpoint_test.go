@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -113,4 +114,37 @@ func TestLoadRefusesAndKeepsState(t *testing.T) {
 	after, err := f.Embedding(nil, "a")
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "a refused checkpoint changes nothing")
+}
+
+// TestCheckpointOfManyTasks: a meta-training run over the whole train
+// split (800 applications, 32 buffered trajectories each) checkpoints and
+// resumes: the trajectories' heads are entries, not JSON metadata, which
+// outgrew its 1 MiB limit at 800 tasks of 19 trajectories.
+func TestCheckpointOfManyTasks(t *testing.T) {
+	e, err := NewEmbedder(Config{Features: 4, Hidden: 2, Layers: 1, FC: 2, Embed: 2}, rnd(1))
+	require.NoError(t, err)
+	opts := DefaultOptions(1)
+	f, err := NewFLASH(e, opts)
+	require.NoError(t, err)
+	r := rnd(2)
+	for i := range 800 {
+		name := fmt.Sprintf("app-%04d-a-rather-long-application-name", i)
+		require.NoError(t, f.Register(Task{Name: name, StateDim: 2, ActionDim: 1}))
+		for range opts.Capacity {
+			require.NoError(t, f.Insert(name, [][]float64{randSlice(2, r)}, [][]float64{randSlice(1, r)}, []float64{r.Float64()}))
+		}
+	}
+	path := filepath.Join(t.TempDir(), "meta.ckpt")
+	require.NoError(t, f.Save(path, nil))
+	g, err := NewFLASH(e, opts)
+	require.NoError(t, err)
+	require.NoError(t, g.Load(path, nil))
+	require.Len(t, g.tasks, 800)
+	for name, want := range f.tasks {
+		got := g.tasks[name]
+		require.NotNil(t, got, name)
+		assert.Equal(t, want.buf.items, got.buf.items, name)
+		assert.Equal(t, want.buf.now, got.buf.now, name)
+		assert.Equal(t, want.episodes, got.episodes, name)
+	}
 }
