@@ -1,8 +1,10 @@
 package agents_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +67,31 @@ func (m *memObjects) keys() []string {
 	return out
 }
 
+// remoteState is the State in the bucket's copy of a checkpoint (zero when
+// there is none yet).
+func remoteState(t *testing.T, objs agents.Objects, key string) agents.State {
+	t.Helper()
+	var st agents.State
+	rc, err := objs.Get(t.Context(), key)
+	if err != nil {
+		return st
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return st
+		}
+		if h.Name == "state.json" {
+			b, err := io.ReadAll(tr)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &st))
+			return st
+		}
+	}
+}
+
 // flaky makes an Objects' first Get fail as an unreachable store does.
 type flaky struct {
 	agents.Objects
@@ -124,13 +151,10 @@ func TestRunnerResumesFromObjectStore(t *testing.T) {
 			var saved agents.State
 			require.Eventually(t, func() bool {
 				saved, err = agents.ReadState(filepath.Join(dirA, rel))
-				return err == nil && saved.Updates == 39*2
-			}, 20*time.Second, 50*time.Millisecond, "trained on every record")
+				return err == nil && saved.Updates == 39*2 && remoteState(t, objs, "agents/"+rel+".tar").Saved.Equal(saved.Saved)
+			}, 20*time.Second, 50*time.Millisecond, "trained on every record, the last save copied to the bucket")
 			stopA()
 			require.NoError(t, <-doneA)
-			rc, err := objs.Get(t.Context(), "agents/"+rel+".tar")
-			require.NoError(t, err, "copied to the bucket")
-			_ = rc.Close()
 
 			// The second runner has an empty disk and a store that fails once.
 			dirB := t.TempDir()
