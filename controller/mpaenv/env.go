@@ -256,10 +256,7 @@ func (e *Env) Step(ctx context.Context, action []float64) ([]float64, float64, b
 	if err := e.recommend(ctx, m, tgt.container, replicas, res); err != nil {
 		return nil, 0, false, false, gym.Info{}, err
 	}
-	// The controller leaves running pods alone for changes smaller than the
-	// profile's minResizePercent: wait for what it applies.
-	applied, _ := autoscaler.Resize(pol, tgt.cur, res, true)
-	at, err := e.waitActuated(ctx, pol, replicas, applied)
+	at, err := e.waitActuated(ctx, pol, replicas, res)
 	if err != nil {
 		return nil, 0, false, false, gym.Info{}, err
 	}
@@ -370,7 +367,11 @@ func actuationPending(pol autoscaler.Policy, t target, replicas int32, res autos
 		if !ok {
 			return fmt.Sprintf("pod %s has no container %q", p.Name, t.container)
 		}
-		if autoscaler.Differs(pol, cur, res) {
+		// The controller leaves a running pod alone when the change is
+		// below the profile's minResizePercent: such a pod counts as done
+		// (judged per pod, as its resources are now, not from a mean the
+		// controller may have taken over another set of pods).
+		if _, resize := autoscaler.Resize(pol, cur, res, true); resize {
 			return fmt.Sprintf("pod %s runs with (%gcores, %gMi)", p.Name, cur.CPU, cur.Memory/gym.MiB)
 		}
 	}
