@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/controller/rl"
 )
 
 // smallFLASH is a FLASH with a small network and two tasks of 2-value
@@ -147,4 +149,46 @@ func TestCheckpointOfManyTasks(t *testing.T) {
 		assert.Equal(t, want.buf.now, got.buf.now, name)
 		assert.Equal(t, want.episodes, got.episodes, name)
 	}
+}
+
+// TestLoadVersion1: a checkpoint of the first format (trajectory heads in
+// the JSON metadata) still loads, as the full meta-training run's did.
+func TestLoadVersion1(t *testing.T) {
+	f := smallFLASH(t, 1)
+	for k := range 3 {
+		insertEpisode(t, f, "a", k)
+	}
+	insertEpisode(t, f, "b", 7)
+	path := filepath.Join(t.TempDir(), "meta.ckpt")
+	require.NoError(t, f.Save(path, nil))
+
+	// Rewrite it as version 1 wrote it.
+	c, err := rl.ReadCheckpoint(path)
+	require.NoError(t, err)
+	var m flashMeta
+	require.NoError(t, c.Meta(&m))
+	m.Version = 1
+	for i := range m.Tasks {
+		st := &m.Tasks[i]
+		heads, ok := c.Get("heads/" + st.Task.Name)
+		require.True(t, ok)
+		for j := range st.Trajectories {
+			h := heads[headLen*j:]
+			st.Items = append(st.Items, trajectoryHead{Steps: int(h[0]), Reward: h[1], Episode: int(h[2]), End: int(h[3])})
+		}
+		st.Trajectories = 0
+	}
+	require.NoError(t, c.SetMeta(m))
+	v1 := filepath.Join(t.TempDir(), "v1.ckpt")
+	require.NoError(t, rl.WriteCheckpoint(v1, c))
+
+	g := smallFLASH(t, 2)
+	require.NoError(t, g.Load(v1, nil))
+	for name, want := range f.tasks {
+		assert.Equal(t, want.buf.items, g.tasks[name].buf.items, name)
+	}
+	m.Version = 3
+	require.NoError(t, c.SetMeta(m))
+	require.NoError(t, rl.WriteCheckpoint(v1, c))
+	assert.ErrorContains(t, g.Load(v1, nil), "version 3, this build reads 1 and 2")
 }
