@@ -342,24 +342,13 @@ func (v *validator) identify(ctx context.Context, ag agent.Agent, e *meta.Embedd
 			return 0, 0, err
 		}
 	}
-	n := len(v.envs)
-	refs, queries, uRefs, uQueries := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	id := newIdentification(len(v.envs), ag, v.mapping, v.zero, v.episodes, v.seed, v.copy, v.untrained)
 	for i, env := range v.envs {
-		ta, _, err := train.Trajectories(ctx, env, ag, v.mapping, v.zero, v.episodes, v.seed, 100)
-		if err != nil {
+		if err := id.play(ctx, i, env, env); err != nil {
 			return 0, 0, fmt.Errorf("%s: %w", v.names[i], err)
 		}
-		tb, _, err := train.Trajectories(ctx, env, ag, v.mapping, v.zero, v.episodes, v.seed+1000, 100)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", v.names[i], err)
-		}
-		refs[i], queries[i] = train.EmbedTrajectories(v.copy, ta, 100), train.EmbedTrajectories(v.copy, tb, 100)
-		uRefs[i], uQueries[i] = train.EmbedTrajectories(v.untrained, ta, 100), train.EmbedTrajectories(v.untrained, tb, 100)
 	}
-	if trained, _, err = train.Identify(refs, queries); err != nil {
-		return 0, 0, err
-	}
-	untrained, _, err = train.Identify(uRefs, uQueries)
+	trained, _, untrained, err = id.result()
 	return trained, untrained, err
 }
 

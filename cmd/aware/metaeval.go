@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
@@ -140,8 +141,7 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 		return gym.Embed(e, zero)
 	}
 	n := len(apps)
-	refs, queries := make([][]float64, n), make([][]float64, n)
-	uRefs, uQueries := make([][]float64, n), make([][]float64, n)
+	id := newIdentification(n, ag, mapping, zero, fl.episodes, fl.seed, trained, untrained)
 	envs := make([]*gym.Embedded, n)
 	b := newBar(os.Stderr, "embedding", n)
 	for i, a := range simApps {
@@ -152,16 +152,9 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", apps[i].Name(), err)
 		}
-		ta, _, err := train.Trajectories(ctx, envs[i], ag, mapping, zero, fl.episodes, fl.seed, 100)
-		if err != nil {
+		if err := id.play(ctx, i, envs[i], later); err != nil {
 			return fmt.Errorf("%s: %w", apps[i].Name(), err)
 		}
-		tb, _, err := train.Trajectories(ctx, later, ag, mapping, zero, fl.episodes, fl.seed+1000, 100)
-		if err != nil {
-			return fmt.Errorf("%s: %w", apps[i].Name(), err)
-		}
-		refs[i], queries[i] = train.EmbedTrajectories(trained, ta, 100), train.EmbedTrajectories(trained, tb, 100)
-		uRefs[i], uQueries[i] = train.EmbedTrajectories(untrained, ta, 100), train.EmbedTrajectories(untrained, tb, 100)
 		b.set(i + 1)
 	}
 	b.done()
@@ -169,12 +162,10 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 	for _, a := range apps {
 		res.Apps = append(res.Apps, a.Name())
 	}
-	if res.Accuracy, res.Hits, err = train.Identify(refs, queries); err != nil {
+	if res.Accuracy, res.Hits, res.UntrainedAcc, err = id.result(); err != nil {
 		return err
 	}
-	if res.UntrainedAcc, _, err = train.Identify(uRefs, uQueries); err != nil {
-		return err
-	}
+	refs := id.refs
 
 	// Reward drop of running j with i's embedding, against their similarity.
 	reward := func(j int, e []float64) (float64, error) {
@@ -228,6 +219,54 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 	}
 	fmt.Fprint(out, md.String())
 	return writeReport(fl.from, "eval.md", md.String(), "eval.json", res)
+}
+
+// identification is acceptance point 2's measurement over n applications:
+// for each, a reference and a query bundle of greedy episodes of an agent
+// (with a zero embedding), embedded by a meta learner and by an untrained
+// one, then identified by nearest neighbour. `aware meta eval` runs it on
+// the test split, `aware meta train --validate` on held-out train-split
+// applications after every round.
+type identification struct {
+	ag                 agent.Agent
+	mapping            gym.Mapping
+	zero               []float64
+	episodes           int
+	seed               uint64
+	trained, untrained *meta.Embedder
+
+	refs, queries, uRefs, uQueries [][]float64
+}
+
+func newIdentification(n int, ag agent.Agent, mapping gym.Mapping, zero []float64, episodes int, seed uint64, trained, untrained *meta.Embedder) *identification {
+	return &identification{ag: ag, mapping: mapping, zero: zero, episodes: episodes, seed: seed, trained: trained, untrained: untrained,
+		refs: make([][]float64, n), queries: make([][]float64, n), uRefs: make([][]float64, n), uQueries: make([][]float64, n)}
+}
+
+// play runs application i's reference bundle on ref (episodes from the
+// seed) and its query bundle on query (from seed + 1000), and embeds both.
+func (id *identification) play(ctx context.Context, i int, ref, query *gym.Embedded) error {
+	ta, _, err := train.Trajectories(ctx, ref, id.ag, id.mapping, id.zero, id.episodes, id.seed, 100)
+	if err != nil {
+		return err
+	}
+	tb, _, err := train.Trajectories(ctx, query, id.ag, id.mapping, id.zero, id.episodes, id.seed+1000, 100)
+	if err != nil {
+		return err
+	}
+	id.refs[i], id.queries[i] = train.EmbedTrajectories(id.trained, ta, 100), train.EmbedTrajectories(id.trained, tb, 100)
+	id.uRefs[i], id.uQueries[i] = train.EmbedTrajectories(id.untrained, ta, 100), train.EmbedTrajectories(id.untrained, tb, 100)
+	return nil
+}
+
+// result is the share of applications the meta learner identifies, which
+// ones, and the untrained meta learner's share.
+func (id *identification) result() (accuracy float64, hits []bool, untrained float64, err error) {
+	if accuracy, hits, err = train.Identify(id.refs, id.queries); err != nil {
+		return 0, nil, 0, err
+	}
+	untrained, _, err = train.Identify(id.uRefs, id.uQueries)
+	return accuracy, hits, untrained, err
 }
 
 func count(b []bool) int {

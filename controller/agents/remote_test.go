@@ -138,6 +138,7 @@ func TestRunnerResumesFromObjectStore(t *testing.T) {
 			c, ours, store, t0 := offlineWorld(t)
 			objs := tc.objs(t)
 			obs := autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil })
+			// The documented layout: <namespace>/<name>-<uid>, here and in the bucket.
 			rel := filepath.Join("ns", ours.Name+"-"+string(ours.UID))
 
 			// The first runner trains on the records and copies its checkpoint.

@@ -36,6 +36,22 @@ func smallBCQ(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error)
 	return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(8))
 }
 
+// checkpointDir is the runner's checkpoint folder of m's agent in dir.
+func checkpointDir(dir string, m *v1alpha1.MultidimPodAutoscaler) string {
+	return filepath.Join(dir, m.Namespace, m.Name+"-"+string(m.UID))
+}
+
+// plantCheckpoint writes a checkpoint folder for m's agent in dir with the
+// given state.json and agent.ckpt, and returns it.
+func plantCheckpoint(t *testing.T, dir string, m *v1alpha1.MultidimPodAutoscaler, state, agentFile string) string {
+	t.Helper()
+	ck := checkpointDir(dir, m)
+	require.NoError(t, os.MkdirAll(ck, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(state), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte(agentFile), 0o644))
+	return ck
+}
+
 // start runs r until the test ends, then checks that it stopped cleanly.
 func start(t *testing.T, r *agents.Runner) context.Context {
 	t.Helper()
@@ -59,10 +75,7 @@ func TestRunnerOffline(t *testing.T) {
 	c, ours, store, t0 := offlineWorld(t)
 	mpas := []client.Object{ours, otherMPA(t, c)}
 	dir := t.TempDir()
-	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
-	require.NoError(t, os.MkdirAll(ck, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(`{"uid":"uid","updates":7,"actions":"relative"}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte("not a checkpoint"), 0o644))
+	ck := plantCheckpoint(t, dir, ours, `{"uid":"uid","updates":7,"actions":"relative"}`, "not a checkpoint")
 
 	events := record.NewFakeRecorder(10)
 	r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) {
@@ -125,7 +138,7 @@ func TestRunnerReportsInvalidPolicy(t *testing.T) {
 	e := <-events.Events
 	assert.Contains(t, e, "Warning InvalidPolicy")
 	assert.Contains(t, e, `unknown mode "Sometimes"`)
-	_, err = os.Stat(filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID)))
+	_, err = os.Stat(checkpointDir(dir, ours))
 	assert.True(t, os.IsNotExist(err), "no agent for it")
 }
 
@@ -151,10 +164,7 @@ func (l *listCounter) List(ctx context.Context, list client.ObjectList, opts ...
 func TestRunnerRefusesCheckpointOfAnotherMapping(t *testing.T) {
 	c, ours, store, _ := offlineWorld(t)
 	dir := t.TempDir()
-	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
-	require.NoError(t, os.MkdirAll(ck, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ck, "state.json"), []byte(`{"uid":"uid","updates":7}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(ck, "agent.ckpt"), []byte("weights of an absolute agent"), 0o644))
+	ck := plantCheckpoint(t, dir, ours, `{"uid":"uid","updates":7}`, "weights of an absolute agent")
 	r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil }),
 		store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ), agents.WithActions(gym.Relative))
 	require.NoError(t, err)
@@ -203,7 +213,7 @@ func TestRunnerOfflineWithMeta(t *testing.T) {
 		return fk, nil
 	}
 	dir := t.TempDir()
-	ck := filepath.Join(dir, "ns", ours.Name+"-"+string(ours.UID))
+	ck := checkpointDir(dir, ours)
 	run := func(until func() bool) {
 		r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) {
 			return gym.Metrics{}, nil

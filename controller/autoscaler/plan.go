@@ -151,16 +151,13 @@ func Differs(p Policy, current, target Resources) bool {
 
 // UpdateThreshold is the relative change of a controlled resource below
 // which the built-in recommender leaves running pods' resources alone
-// (upstream VPA's updater uses the same 10 %).
+// (upstream VPA's updater uses the same 10 %; see Resize).
 const UpdateThreshold = 0.1
 
-// Significant reports whether moving a container from current to target
-// is worth a resize: a controlled resource changes by more than
-// UpdateThreshold, or current lies outside the policy's bounds.
-func Significant(p Policy, current, target Resources) bool {
-	return significant(p, current, target, UpdateThreshold)
-}
-
+// significant reports whether moving a container from current to target
+// is worth a resize: a controlled resource changes by more than threshold
+// (a share of its current value), or current lies outside the policy's
+// bounds.
 func significant(p Policy, current, target Resources, threshold float64) bool {
 	b := p.Bounds
 	check := func(cur, tgt, lo, hi float64) bool {
@@ -176,10 +173,10 @@ func significant(p Policy, current, target Resources, threshold float64) bool {
 // Resize is what running pods get when a recommendation moves them from
 // current to target: target when the move is significant, else current
 // (small changes are not worth a resize, as in upstream VPA's updater).
-// Significant means more than the agent profile's minResizePercent when
-// the agent acts, more than UpdateThreshold for the built-in recommender,
-// or current outside the policy's bounds. It reports whether the pods are
-// resized.
+// A move is significant when a controlled resource changes by more than
+// the agent profile's minResizePercent (the agent acting) or UpdateThreshold
+// (the built-in recommender), or when current lies outside the policy's
+// bounds. It reports whether the pods are resized.
 func Resize(p Policy, current, target Resources, agent bool) (Resources, bool) {
 	threshold := UpdateThreshold
 	if agent && p.Agent != nil {

@@ -112,7 +112,10 @@ func TestWithResources(t *testing.T) {
 	assert.True(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.501, 256 * gym.MiB}))
 }
 
-func TestSignificant(t *testing.T) {
+// TestResizeBuiltIn: the built-in recommender's resizes (Resize without
+// the agent) need a change beyond UpdateThreshold or resources outside the
+// bounds.
+func TestResizeBuiltIn(t *testing.T) {
 	p, err := PolicyOf(testMPA()) // CPU 128m–2048m, memory 256Mi–3Gi
 	require.NoError(t, err)
 	cur := Resources{CPU: 0.5, Memory: 512 * gym.MiB}
@@ -136,7 +139,8 @@ func TestSignificant(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q := p
 			q.ScaleMemory = !tt.cpuOnly
-			assert.Equal(t, tt.want, Significant(q, tt.cur, tt.target))
+			_, resized := Resize(q, tt.cur, tt.target, false)
+			assert.Equal(t, tt.want, resized)
 		})
 	}
 }
