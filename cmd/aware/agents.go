@@ -159,7 +159,7 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 // the mapping its agent acted through.
 func metaAgents(dir string, m int, seed uint64, tmp string) ([]agents.Option, gym.Mapping, error) {
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	trained, f, err := newMetaLearners(cfg, m, seed)
+	trained, f, err := newMetaLearners(cfg, m, seed, paperMetaLR)
 	if err != nil {
 		return nil, 0, err
 	}

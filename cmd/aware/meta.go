@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -43,6 +45,7 @@ type metaTrainFlags struct {
 	fixedStart      bool
 	contrastEvery   int
 	contrast        meta.ContrastConfig
+	metaLR          float64
 	noise           float64
 	mapping         gym.Mapping
 	// validate train-split applications after the --apps trained on are
@@ -82,27 +85,28 @@ func (p *poolFlags) register(f *pflag.FlagSet) {
 var quickMeta = metaTrainFlags{apps: 40, rounds: 6}
 
 func newMetaTrainCmd() *cobra.Command {
-	fl := metaTrainFlags{apps: 800, rounds: 20, m: 20, contrastEvery: 16, contrast: meta.DefaultContrast(), noise: metaNoise}
+	fl := metaTrainFlags{apps: 800, rounds: 20, m: 20, contrastEvery: 8, contrast: meta.DefaultContrast(), noise: metaNoise}
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train DDPG and the meta learner jointly on the pool's train-split applications",
 		Long: `Trains a DDPG agent and the meta learner together (paper §3, dissertation FLASH): in each
 round every application of the pool's train split runs one episode of 100 steps on the
 calibrated simulator; before the episode the meta learner embeds the application's best
-recent trajectories (a bundle of the top --m by episode reward from a buffer of 32), the
-agent acts on the AWARE state followed by that embedding, and every update of the agent
-back-propagates its critic loss through the embedding into the meta learner (one backward
-pass per episode). Each episode starts at a point of the application's trace drawn from its
-seed (--fixed-start: always at the application's offset), so that neither the agent nor the
-embedding learns one window of the day by heart.
+recent trajectories (a bundle of the top --m by episode reward from a buffer of 32) and the
+agent acts on the AWARE state followed by that embedding. Each episode starts at a point of
+the application's trace drawn from its seed (--fixed-start: always at the application's
+offset), so that neither the agent nor the embedding learns one window of the day by heart.
 
-The base learner's loss alone gave an embedding that tells held-out applications apart no
-better than an untrained network (docs/agents.md), so the meta learner also trains for
-identification: after every --contrast-every episodes, --contrast-tasks applications each
-give two disjoint bundles of up to --contrast-views of their buffered trajectories (from
-different windows of the day), and a symmetric InfoNCE loss over the FLASH similarity
-(temperature --contrast-temperature) draws each bundle towards its own application's other
-bundle and away from the others' (0 turns it off: the paper's training).
+The meta learner trains for identification: after every --contrast-every episodes,
+--contrast-tasks applications each give two disjoint bundles of up to --contrast-views of
+their buffered trajectories (from different windows of the day), and a symmetric InfoNCE
+loss over the FLASH similarity (temperature --contrast-temperature) draws each bundle
+towards its own application's other bundle and away from the others'. The paper's joint
+training, the agent's critic loss back-propagated through the embedding into the meta
+learner after every update (one backward pass per episode), is --meta-lr 3e-4 (the
+dissertation's rate); it is off by default because it made the embedding identify held-out
+applications worse, not better (docs/agents.md). --contrast-every 0 with --meta-lr 3e-4 is
+the paper's training alone.
 
 After each round the meta learner (with every application's trajectory buffer) and the
 agent are checkpointed in --out; run the same command again to resume after the last
@@ -135,6 +139,7 @@ finished round. Each round's figures are appended to --out/rounds.jsonl.`,
 	f.IntVar(&fl.contrast.Views, "contrast-views", fl.contrast.Views, "trajectories per bundle of the identification objective")
 	f.Float64Var(&fl.contrast.Temperature, "contrast-temperature", fl.contrast.Temperature, "temperature of the identification objective's InfoNCE loss")
 	f.Float64Var(&fl.contrast.LR, "contrast-lr", fl.contrast.LR, "learning rate of the identification objective")
+	f.Float64Var(&fl.metaLR, "meta-lr", fl.metaLR, "learning rate of the agent's critic loss back-propagated into the meta learner, the paper's joint training (the dissertation's 3e-4; 0: off, the embedding learns from the identification objective alone)")
 	f.IntVar(&fl.validate, "validate", 0, "train-split applications after the --apps trained on, held out: after every round the meta learner identifies them (nearest neighbour, as aware meta eval) and rounds.jsonl records it beside an untrained meta learner's (0: off)")
 	f.IntVar(&fl.validateEpisodes, "validate-episodes", 4, "with --validate: greedy episodes per bundle")
 	return cmd
@@ -162,6 +167,12 @@ type metaRound struct {
 func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlags) error {
 	if fl.apps < 1 || fl.rounds < 1 || fl.m < 1 || fl.contrastEvery < 0 {
 		return fmt.Errorf("--apps %d, --rounds %d and --m %d must be positive, --contrast-every %d not negative", fl.apps, fl.rounds, fl.m, fl.contrastEvery)
+	}
+	if !(fl.metaLR >= 0) || math.IsInf(fl.metaLR, 0) {
+		return fmt.Errorf("--meta-lr %v must be finite and not negative", fl.metaLR)
+	}
+	if fl.metaLR == 0 && fl.contrastEvery == 0 {
+		return errors.New("--meta-lr 0 with --contrast-every 0 would leave the meta learner untrained")
 	}
 	if fl.validate < 0 || fl.validate == 1 || (fl.validate > 0 && fl.validateEpisodes < 1) {
 		return fmt.Errorf("--validate %d (0, or at least 2 applications) and --validate-episodes %d (positive)", fl.validate, fl.validateEpisodes)
@@ -192,7 +203,7 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 		}
 		tasks[i] = train.MetaTask{Name: apps[i].Name(), Env: emb}
 	}
-	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed, ddpg.WithGaussianNoise(fl.noise))
+	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed, fl.metaLR, ddpg.WithGaussianNoise(fl.noise))
 	if err != nil {
 		return err
 	}
@@ -352,10 +363,16 @@ func (v *validator) identify(ctx context.Context, ag agent.Agent, e *meta.Embedd
 	return trained, untrained, err
 }
 
+// paperMetaLR is the meta learner's learning rate on the base learner's
+// gradient in the dissertation (Table A.1), for meta learners that load a
+// checkpoint and stay frozen.
+var paperMetaLR = meta.DefaultOptions(100).LR
+
 // newMetaLearners is the DDPG agent (conditioned on the embedding, its
-// critic loss back-propagated into it; opts change its other knobs) and the
-// meta learner of `aware meta train`, with weights from seed.
-func newMetaLearners(cfg meta.Config, m int, seed uint64, opts ...ddpg.Option) (*ddpg.Agent, *meta.FLASH, error) {
+// critic loss back-propagated into it at learning rate lr, 0: not at all;
+// opts change its other knobs) and the meta learner of `aware meta train`,
+// with weights from seed.
+func newMetaLearners(cfg meta.Config, m int, seed uint64, lr float64, opts ...ddpg.Option) (*ddpg.Agent, *meta.FLASH, error) {
 	rnd := rand.New(rand.NewPCG(seed, 0xF1A54))
 	ag, err := ddpg.New(gym.StateDim+cfg.Embed, gym.ActDim, rnd, append(opts, ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss))...)
 	if err != nil {
@@ -366,7 +383,7 @@ func newMetaLearners(cfg meta.Config, m int, seed uint64, opts ...ddpg.Option) (
 		return nil, nil, err
 	}
 	fo := meta.DefaultOptions(100)
-	fo.M = m
+	fo.M, fo.LR = m, lr
 	f, err := meta.NewFLASH(embedder, fo)
 	return ag, f, err
 }

@@ -29,7 +29,7 @@ func TestMetaTrainAndEval(t *testing.T) {
 	out := t.TempDir()
 	traces := filepath.Join(out, "no-traces")
 	pool := poolFlags{poolSize: 100, poolSeed: 1, step: 30 * time.Second, traces: traces}
-	fl := metaTrainFlags{apps: 2, rounds: 2, m: 2, seed: 3, out: out, poolFlags: pool,
+	fl := metaTrainFlags{apps: 2, rounds: 2, m: 2, seed: 3, out: out, poolFlags: pool, metaLR: paperMetaLR,
 		contrastEvery: 1, contrast: meta.ContrastConfig{Tasks: 2, Views: 1, Temperature: 0.1, LR: 3e-4}}
 	var stdout, progress bytes.Buffer
 	require.NoError(t, runMetaTrain(context.Background(), &stdout, &progress, fl))
@@ -115,7 +115,7 @@ func TestMetaTrainValidation(t *testing.T) {
 	pool := poolFlags{poolSize: 100, poolSeed: 1, step: 30 * time.Second, traces: filepath.Join(t.TempDir(), "no-traces")}
 	run := func(validate int) string {
 		out := t.TempDir()
-		fl := metaTrainFlags{apps: 2, rounds: 2, m: 2, seed: 3, out: out, poolFlags: pool, validate: validate, validateEpisodes: 1, verbose: true,
+		fl := metaTrainFlags{apps: 2, rounds: 2, m: 2, seed: 3, out: out, poolFlags: pool, validate: validate, validateEpisodes: 1, verbose: true, metaLR: paperMetaLR,
 			contrastEvery: 1, contrast: meta.ContrastConfig{Tasks: 2, Views: 1, Temperature: 0.1, LR: 3e-4}}
 		var stdout, progress bytes.Buffer
 		require.NoError(t, runMetaTrain(context.Background(), &stdout, &progress, fl))
@@ -145,8 +145,12 @@ func TestMetaTrainValidation(t *testing.T) {
 		assert.True(t, bytes.Equal(a, b), "%s: the same training with and without validation", name)
 	}
 
-	fl := metaTrainFlags{apps: 2, rounds: 1, m: 2, out: t.TempDir(), poolFlags: pool, validate: 1, validateEpisodes: 1}
+	fl := metaTrainFlags{apps: 2, rounds: 1, m: 2, out: t.TempDir(), poolFlags: pool, validate: 1, validateEpisodes: 1, metaLR: paperMetaLR}
 	assert.ErrorContains(t, runMetaTrain(context.Background(), io.Discard, io.Discard, fl), "--validate 1")
 	fl.validate = 200
 	assert.ErrorContains(t, runMetaTrain(context.Background(), io.Discard, io.Discard, fl), "holds out applications after the --apps 2 trained on")
+	fl.validate, fl.metaLR = 0, -1
+	assert.ErrorContains(t, runMetaTrain(context.Background(), io.Discard, io.Discard, fl), "--meta-lr -1 must be finite and not negative")
+	fl.metaLR = 0
+	assert.ErrorContains(t, runMetaTrain(context.Background(), io.Discard, io.Discard, fl), "would leave the meta learner untrained")
 }

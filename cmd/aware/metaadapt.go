@@ -145,7 +145,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 		fl.out = filepath.Join(fl.from, "adapt")
 	}
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	metaAgent, f, err := newMetaLearners(cfg, fl.m, fl.seed)
+	metaAgent, f, err := newMetaLearners(cfg, fl.m, fl.seed, paperMetaLR)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 			var eps []train.Episode
 			switch method {
 			case methodAWARE:
-				ag, _, err := newMetaLearners(cfg, fl.m, fl.seed, ddpg.WithGaussianNoise(fl.noise))
+				ag, _, err := newMetaLearners(cfg, fl.m, fl.seed, paperMetaLR, ddpg.WithGaussianNoise(fl.noise))
 				if err != nil {
 					return err
 				}

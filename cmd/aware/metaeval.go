@@ -105,7 +105,7 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 		return fmt.Errorf("--windows %q: want %s or %s", fl.windows, windowsRandom, windowsShift)
 	}
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed)
+	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed, paperMetaLR)
 	if err != nil {
 		return err
 	}

@@ -29,10 +29,12 @@ type ContrastConfig struct {
 	LR           float64
 }
 
-// DefaultContrast is 16 applications of two views of 4 trajectories, τ =
-// 0.1, learning rate 3e-4 (the meta learner's).
+// DefaultContrast is 16 applications of two views of 8 trajectories, τ =
+// 0.1, learning rate 3e-4 (the meta learner's). Views of 8 lowered the
+// loss and identified held-out applications better than views of 4
+// (docs/agents.md).
 func DefaultContrast() ContrastConfig {
-	return ContrastConfig{Tasks: 16, Views: 4, Temperature: 0.1, LR: 3e-4}
+	return ContrastConfig{Tasks: 16, Views: 8, Temperature: 0.1, LR: 3e-4}
 }
 
 func (c ContrastConfig) validate() error {

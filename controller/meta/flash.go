@@ -3,6 +3,7 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/aware-autoscaler/aware/controller/rl"
 )
@@ -28,8 +29,10 @@ type Options struct {
 	// Capacity and TTL configure each task's trajectory buffer (TTL in
 	// environment steps; see Buffer).
 	Capacity, TTL int
-	// LR is the meta learner's Adam learning rate (dissertation Table A.1:
-	// 3e-4).
+	// LR is the Adam learning rate of the base learner's gradient into the
+	// meta learner (dissertation Table A.1: 3e-4). Zero keeps that gradient
+	// out: the embedder then learns only from the identification objective
+	// (Contrast), and AddGrad does nothing.
 	LR float64
 }
 
@@ -72,8 +75,8 @@ func NewFLASH(emb *Embedder, opts Options) (*FLASH, error) {
 	if emb == nil {
 		return nil, errors.New("meta: NewFLASH: nil embedder")
 	}
-	if opts.M <= 0 || opts.Steps <= 0 || !(opts.LR > 0) {
-		return nil, fmt.Errorf("meta: NewFLASH: M %d, steps %d and learning rate %v must be positive", opts.M, opts.Steps, opts.LR)
+	if opts.M <= 0 || opts.Steps <= 0 || !(opts.LR >= 0) || math.IsInf(opts.LR, 0) {
+		return nil, fmt.Errorf("meta: NewFLASH: M %d and steps %d must be positive, learning rate %v finite and not negative", opts.M, opts.Steps, opts.LR)
 	}
 	if _, err := NewBuffer(opts.Capacity, opts.TTL); err != nil {
 		return nil, fmt.Errorf("meta: NewFLASH: %w", err)
@@ -194,8 +197,8 @@ func (f *FLASH) MetaUpdates() bool { return f.updates }
 
 // AddGrad adds the gradient of a base learner's loss with respect to task's
 // current embedding (from Embedding) to the meta learner's pending update;
-// before the task's first episode (a zero embedding) it does nothing. It is
-// an error while updates are off or when another task's embedding was
+// before the task's first episode (a zero embedding), and with Options.LR
+// zero, it does nothing. It is an error while updates are off or when another task's embedding was
 // computed since.
 func (f *FLASH) AddGrad(task string, d []float64) error {
 	if !f.updates {
@@ -212,6 +215,9 @@ func (f *FLASH) AddGrad(task string, d []float64) error {
 	}
 	if f.current != task {
 		return fmt.Errorf("meta: AddGrad: the embedder last embedded task %q, not %q: call Embedding first", f.current, task)
+	}
+	if f.opts.LR == 0 {
+		return nil // the base learner's gradient is kept out (Options.LR)
 	}
 	f.emb.AddGrad(d)
 	return nil

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,34 @@ func TestFLASHLearnsThroughEmbedding(t *testing.T) {
 	_, err := f.Embedding(nil, "lo")
 	require.NoError(t, err)
 	assert.ErrorContains(t, f.AddGrad("hi", []float64{0, 0}), `last embedded task "lo", not "hi"`)
+}
+
+// TestFLASHWithoutBaseLearnerGradient: with Options.LR zero the base
+// learner's gradient leaves the embedder as it was, and a negative or
+// infinite rate is refused.
+func TestFLASHWithoutBaseLearnerGradient(t *testing.T) {
+	e, err := NewEmbedder(Config{Features: 4, Hidden: 6, Layers: 1, FC: 8, Embed: 2}, rnd(11))
+	require.NoError(t, err)
+	opts := DefaultOptions(5)
+	opts.M, opts.LR = 4, 0
+	f, err := NewFLASH(e, opts)
+	require.NoError(t, err)
+	require.NoError(t, f.Register(Task{Name: "a", StateDim: 2, ActionDim: 1}))
+	s, a, r := episode(1, 1)
+	require.NoError(t, f.Insert("a", s, a, r))
+	f.SetMetaUpdates(true)
+	before := append([]float64(nil), e.Params()[0].Values()...)
+	for range 5 {
+		_, err := f.Embedding(nil, "a")
+		require.NoError(t, err)
+		require.NoError(t, f.AddGrad("a", []float64{1, -1}))
+		f.Step()
+	}
+	assert.Equal(t, before, e.Params()[0].Values(), "the embedder did not move")
+
+	for _, lr := range []float64{-1e-3, math.Inf(1), math.NaN()} {
+		opts.LR = lr
+		_, err := NewFLASH(e, opts)
+		assert.ErrorContains(t, err, "finite and not negative", "%v", lr)
+	}
 }
