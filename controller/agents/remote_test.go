@@ -238,3 +238,77 @@ func TestRunnerKeepsUnreadableRemoteCheckpoint(t *testing.T) {
 		return string(b) != "garbage"
 	}, 10*time.Second, 50*time.Millisecond, "the fresh agent's checkpoint replaces it")
 }
+
+// TestRunnerFallsBackToObjectStoreCopy: a local checkpoint as new as the
+// bucket's copy but unusable (its weights corrupt) is moved aside and the
+// bucket's copy resumes the agent, instead of a fresh agent whose first save
+// would overwrite the only good copy.
+func TestRunnerFallsBackToObjectStoreCopy(t *testing.T) {
+	c, ours, store, _ := offlineWorld(t)
+	objs := newMemObjects()
+	obs := autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil })
+	rel := filepath.Join("ns", ours.Name+"-"+string(ours.UID))
+	dir := t.TempDir()
+	a, err := agents.New(c, obs, store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ),
+		agents.WithObjects(objs, "agents", time.Millisecond))
+	require.NoError(t, err)
+	ctxA, stopA := context.WithCancel(t.Context())
+	doneA := make(chan error, 1)
+	go func() { doneA <- a.Start(ctxA) }()
+	var saved agents.State
+	require.Eventually(t, func() bool {
+		saved, err = agents.ReadState(filepath.Join(dir, rel))
+		return err == nil && saved.Updates == 39*2 && remoteState(t, objs, "agents/"+rel+".tar").Saved.Equal(saved.Saved)
+	}, 20*time.Second, 50*time.Millisecond, "trained on every record, the last save copied to the bucket")
+	stopA()
+	require.NoError(t, <-doneA)
+
+	ckpt := filepath.Join(dir, rel, "agent.ckpt")
+	good, err := os.ReadFile(ckpt)
+	require.NoError(t, err)
+	bad := bytes.Clone(good)
+	bad[len(bad)/2] ^= 0xFF
+	require.NoError(t, os.WriteFile(ckpt, bad, 0o600))
+
+	b, err := agents.New(c, obs, store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ),
+		agents.WithObjects(objs, "agents", time.Millisecond))
+	require.NoError(t, err)
+	start(t, b)
+	require.Eventually(t, func() bool {
+		got, err := os.ReadFile(ckpt)
+		return err == nil && bytes.Equal(got, good)
+	}, 20*time.Second, 50*time.Millisecond, "the bucket's copy restored")
+	got, err := agents.ReadState(filepath.Join(dir, rel))
+	require.NoError(t, err)
+	assert.True(t, saved.Saved.Equal(got.Saved), "the first runner's save, not a fresh agent's")
+	assert.Equal(t, 39*2, got.Updates)
+	aside, err := filepath.Glob(filepath.Join(dir, rel+".unreadable-*", "agent.ckpt"))
+	require.NoError(t, err)
+	require.Len(t, aside, 1, "the corrupt local copy is kept aside")
+	kept, err := os.ReadFile(aside[0])
+	require.NoError(t, err)
+	assert.Equal(t, bad, kept)
+	assert.Equal(t, good, remoteObject(t, objs, "agents/"+rel+".tar", "agent.ckpt"), "the bucket's copy is still the good one")
+
+	var m v1alpha1.MultidimPodAutoscaler
+	require.NoError(t, c.Get(t.Context(), client.ObjectKeyFromObject(ours), &m))
+	assert.Nil(t, m.Status.Recommendation, "nothing withheld: the agent resumed")
+}
+
+// remoteObject is the file name in the bucket's checkpoint archive key.
+func remoteObject(t *testing.T, objs agents.Objects, key, name string) []byte {
+	t.Helper()
+	rc, err := objs.Get(t.Context(), key)
+	require.NoError(t, err)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		require.NoError(t, err, "%s in %s", name, key)
+		if h.Name == name {
+			b, err := io.ReadAll(tr)
+			require.NoError(t, err)
+			return b
+		}
+	}
+}

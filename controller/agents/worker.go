@@ -165,16 +165,49 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 			w.log.Info("agents: checkpoint restored from the object store", "key", rem.key(w.rel))
 		}
 	}
-	st, err := ReadState(w.dir)
-	if err == nil {
-		if was, merr := st.Mapping(); merr != nil {
-			err = merr
+	// local loads dir's checkpoint into ag, a fresh agent.
+	local := func(ag agent.Agent) error {
+		st, err := ReadState(w.dir)
+		if err != nil {
+			return err
+		}
+		if was, err := st.Mapping(); err != nil {
+			return err
 		} else if was != w.r.cfg.mapping {
-			err = fmt.Errorf("its agent acted through %s actions, this runner's agents act through %s", was, w.r.cfg.mapping)
-		} else if err = ag.Load(filepath.Join(w.dir, agentFile)); err == nil {
-			w.st = st
-			w.r.met.resumes.Inc()
-			w.log.Info("agents: resumed from checkpoint", "stage", st.Stage, "episode", st.Episode, "updates", st.Updates, "steps", st.Steps)
+			return fmt.Errorf("its agent acted through %s actions, this runner's agents act through %s", was, w.r.cfg.mapping)
+		}
+		if err := ag.Load(filepath.Join(w.dir, agentFile)); err != nil {
+			return err
+		}
+		w.st = st
+		w.r.met.resumes.Inc()
+		w.log.Info("agents: resumed from checkpoint", "stage", st.Stage, "episode", st.Episode, "updates", st.Updates, "steps", st.Steps)
+		return nil
+	}
+	err = local(ag)
+	movedTo := "" // where an unusable local checkpoint went before the fallback
+	if rem := w.r.cfg.remote; err != nil && !errors.Is(err, fs.ErrNotExist) && rem != nil && remoteErr == nil {
+		// The local checkpoint is unusable but was not older than the
+		// bucket's copy (the same save): move it aside and fall back to
+		// that copy, rather than start a fresh agent whose first save
+		// would overwrite it.
+		to, qerr := quarantine(w.dir, time.Now())
+		if qerr != nil {
+			return qerr
+		}
+		movedTo = to
+		restored, rerr := rem.restore(ctx, w.rel, w.dir, time.Now())
+		if rerr != nil && !errors.Is(rerr, errUnreadableRemote) {
+			return rerr // the store is unreachable: retry, the local copy is kept aside
+		}
+		if restored {
+			cause := err
+			if ag, err = fresh(); err != nil {
+				return err
+			}
+			if err = local(ag); err == nil {
+				w.log.Error("agents: the local checkpoint could not be used; the object store's copy was", "cause", cause.Error(), "movedTo", to, "key", rem.key(w.rel))
+			}
 		}
 	}
 	switch {
@@ -190,7 +223,10 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		if ag, err = fresh(); err != nil {
 			return err
 		}
-		to, qerr := quarantine(w.dir, time.Now())
+		to, qerr := movedTo, error(nil) // nothing came from the object store: the copy is there
+		if _, serr := os.Stat(w.dir); movedTo == "" || serr == nil {
+			to, qerr = quarantine(w.dir, time.Now())
+		}
 		msg := fmt.Sprintf("the agent's checkpoint could not be used (%v); it was moved to %s and a fresh agent starts", cause, to)
 		if qerr != nil {
 			msg = fmt.Sprintf("the agent's checkpoint could not be used (%v) nor moved aside (%v); a fresh agent starts", cause, qerr)
