@@ -24,6 +24,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/agents"
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/objstore"
 )
@@ -143,19 +144,7 @@ func TestRunnerResumesFromObjectStore(t *testing.T) {
 
 			// The first runner trains on the records and copies its checkpoint.
 			dirA := t.TempDir()
-			a, err := agents.New(c, obs, store, dirA, agents.WithStep(time.Second), agents.WithFactory(smallBCQ),
-				agents.WithObjects(objs, "agents", time.Millisecond))
-			require.NoError(t, err)
-			ctxA, stopA := context.WithCancel(t.Context())
-			doneA := make(chan error, 1)
-			go func() { doneA <- a.Start(ctxA) }()
-			var saved agents.State
-			require.Eventually(t, func() bool {
-				saved, err = agents.ReadState(filepath.Join(dirA, rel))
-				return err == nil && saved.Updates == 39*2 && remoteState(t, objs, "agents/"+rel+".tar").Saved.Equal(saved.Saved)
-			}, 20*time.Second, 50*time.Millisecond, "trained on every record, the last save copied to the bucket")
-			stopA()
-			require.NoError(t, <-doneA)
+			saved := trainAndCopy(t, c, obs, store, dirA, objs, rel)
 
 			// The second runner has an empty disk and a store that fails once.
 			dirB := t.TempDir()
@@ -249,19 +238,7 @@ func TestRunnerFallsBackToObjectStoreCopy(t *testing.T) {
 	obs := autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil })
 	rel := filepath.Join("ns", ours.Name+"-"+string(ours.UID))
 	dir := t.TempDir()
-	a, err := agents.New(c, obs, store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ),
-		agents.WithObjects(objs, "agents", time.Millisecond))
-	require.NoError(t, err)
-	ctxA, stopA := context.WithCancel(t.Context())
-	doneA := make(chan error, 1)
-	go func() { doneA <- a.Start(ctxA) }()
-	var saved agents.State
-	require.Eventually(t, func() bool {
-		saved, err = agents.ReadState(filepath.Join(dir, rel))
-		return err == nil && saved.Updates == 39*2 && remoteState(t, objs, "agents/"+rel+".tar").Saved.Equal(saved.Saved)
-	}, 20*time.Second, 50*time.Millisecond, "trained on every record, the last save copied to the bucket")
-	stopA()
-	require.NoError(t, <-doneA)
+	saved := trainAndCopy(t, c, obs, store, dir, objs, rel)
 
 	ckpt := filepath.Join(dir, rel, "agent.ckpt")
 	good, err := os.ReadFile(ckpt)
@@ -311,4 +288,25 @@ func remoteObject(t *testing.T, objs agents.Objects, key, name string) []byte {
 			return b
 		}
 	}
+}
+
+// trainAndCopy runs a runner on dir until its agent has trained on every
+// record and its last save is in the bucket, stops it, and returns that
+// save's state.
+func trainAndCopy(t *testing.T, c client.Client, obs autoscaler.Observer, store trajectory.Store, dir string, objs agents.Objects, rel string) agents.State {
+	t.Helper()
+	a, err := agents.New(c, obs, store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ),
+		agents.WithObjects(objs, "agents", time.Millisecond))
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.Start(ctx) }()
+	var saved agents.State
+	require.Eventually(t, func() bool {
+		saved, err = agents.ReadState(filepath.Join(dir, rel))
+		return err == nil && saved.Updates == 39*2 && remoteState(t, objs, "agents/"+rel+".tar").Saved.Equal(saved.Saved)
+	}, 20*time.Second, 50*time.Millisecond, "trained on every record, the last save copied to the bucket")
+	stop()
+	require.NoError(t, <-done)
+	return saved
 }
