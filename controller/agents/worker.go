@@ -185,7 +185,9 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		return nil
 	}
 	err = local(ag)
-	movedTo := "" // where an unusable local checkpoint went before the fallback
+	// movedTo is where an unusable local checkpoint went when the object
+	// store then had no copy to put in its place (the folder is gone).
+	movedTo := ""
 	if rem := w.r.cfg.remote; err != nil && !errors.Is(err, fs.ErrNotExist) && rem != nil && remoteErr == nil {
 		// The local checkpoint is unusable but was not older than the
 		// bucket's copy (the same save): move it aside and fall back to
@@ -195,18 +197,21 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		if qerr != nil {
 			return qerr
 		}
-		movedTo = to
 		restored, rerr := rem.restore(ctx, w.rel, w.dir, time.Now())
 		if rerr != nil && !errors.Is(rerr, errUnreadableRemote) {
 			return rerr // the store is unreachable: retry, the local copy is kept aside
 		}
-		if restored {
+		if !restored {
+			movedTo = to
+		} else {
 			cause := err
 			if ag, err = fresh(); err != nil {
 				return err
 			}
 			if err = local(ag); err == nil {
 				w.log.Error("agents: the local checkpoint could not be used; the object store's copy was", "cause", cause.Error(), "movedTo", to, "key", rem.key(w.rel))
+			} else {
+				w.log.Error("agents: the local checkpoint could not be used and was moved aside; the object store's copy cannot be used either", "cause", cause.Error(), "movedTo", to)
 			}
 		}
 	}
@@ -223,8 +228,8 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		if ag, err = fresh(); err != nil {
 			return err
 		}
-		to, qerr := movedTo, error(nil) // nothing came from the object store: the copy is there
-		if _, serr := os.Stat(w.dir); movedTo == "" || serr == nil {
+		to, qerr := movedTo, error(nil)
+		if to == "" {
 			to, qerr = quarantine(w.dir, time.Now())
 		}
 		msg := fmt.Sprintf("the agent's checkpoint could not be used (%v); it was moved to %s and a fresh agent starts", cause, to)

@@ -198,8 +198,8 @@ func (f *FLASH) MetaUpdates() bool { return f.updates }
 // AddGrad adds the gradient of a base learner's loss with respect to task's
 // current embedding (from Embedding) to the meta learner's pending update;
 // before the task's first episode (a zero embedding), and with Options.LR
-// zero, it does nothing. It is an error while updates are off or when another task's embedding was
-// computed since.
+// zero, it does nothing. It is an error while updates are off or when
+// another task's embedding was computed since.
 func (f *FLASH) AddGrad(task string, d []float64) error {
 	if !f.updates {
 		return errors.New("meta: AddGrad: meta updates are off")
