@@ -32,6 +32,7 @@ type agentsFlags struct {
 	trainers   int
 	updates    int
 	offline    int
+	replay     int
 	seed       uint64
 	qps        float32
 	burst      int
@@ -79,6 +80,7 @@ process. Its own metrics are on --metrics-addr.`,
 	f.IntVar(&fl.trainers, "trainers", 1, "agents training at once (its CPU share in cores)")
 	f.IntVar(&fl.updates, "updates", 1, "training updates per acting step in ONLINE")
 	f.IntVar(&fl.offline, "offline-updates", 2, "training updates per recorded transition in OFFLINE")
+	f.IntVar(&fl.replay, "replay", agents.DefaultReplay, "replay memory of each agent, in transitions (the newest overwrite the oldest; 192 B each, 1.2 KiB with --meta's embedding)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of every agent's weights and noise (with its MPA's UID)")
 	f.StringVar(&fl.cfg.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
 	f.StringVar(&fl.cfg.InfluxURL, "influx-url", "", "the controller's InfluxDB 1.x trajectory store (required)")
@@ -106,6 +108,9 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	if fl.updates < 0 || fl.offline < 0 {
 		errs = append(errs, fmt.Errorf("--updates %d, --offline-updates %d: must not be negative", fl.updates, fl.offline))
 	}
+	if fl.replay < 1 {
+		errs = append(errs, fmt.Errorf("--replay %d: must be positive", fl.replay))
+	}
 	if fl.memLimit != "" {
 		q, err := resource.ParseQuantity(fl.memLimit)
 		if err != nil || q.Value() <= 0 {
@@ -125,9 +130,9 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	fl.cfg.REST = rc
 	fl.cfg.Log = slog.Default()
 	fl.cfg.Options = []agents.Option{agents.WithName(fl.name), agents.WithStep(fl.step), agents.WithTrainers(fl.trainers),
-		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed)}
+		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed), agents.WithFactory(agents.NewFactory(fl.replay))}
 	if fl.meta != "" {
-		opts, mapping, err := metaAgents(fl.meta, fl.metaM, fl.seed, fl.cfg.Dir)
+		opts, mapping, err := metaAgents(fl.meta, fl.metaM, fl.seed, fl.replay, fl.cfg.Dir)
 		if err != nil {
 			return err
 		}
@@ -157,7 +162,7 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 // bootstrap are copies of the meta-trained DDPG (AWARE adapts that agent to
 // a new application; BCQ learns from the records on the wider state), and
 // the mapping its agent acted through.
-func metaAgents(dir string, m int, seed uint64, tmp string) ([]agents.Option, gym.Mapping, error) {
+func metaAgents(dir string, m int, seed uint64, replay int, tmp string) ([]agents.Option, gym.Mapping, error) {
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
 	trained, f, err := newMetaLearners(cfg, m, seed, paperMetaLR)
 	if err != nil {
@@ -173,10 +178,10 @@ func metaAgents(dir string, m int, seed uint64, tmp string) ([]agents.Option, gy
 	var mu sync.Mutex // the trained agent is copied by many agents' goroutines
 	factory := func(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error) {
 		if boot {
-			return agents.DefaultFactory(stateDim, actionDim, true, seed)
+			return agents.NewFactory(replay)(stateDim, actionDim, true, seed)
 		}
 		ag, err := ddpg.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 0xA6E75)),
-			ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss), ddpg.WithGaussianNoise(metaNoise))
+			ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss), ddpg.WithGaussianNoise(metaNoise), ddpg.WithReplay(replay, ddpg.DefaultConfig().BatchSize))
 		if err != nil {
 			return nil, err
 		}

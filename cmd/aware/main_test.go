@@ -87,6 +87,7 @@ func TestAgentsRefusesBadFlags(t *testing.T) {
 		{[]string{"--trainers", "0"}, "--trainers 0"},
 		{[]string{"--memory-limit", "lots"}, `--memory-limit "lots"`},
 		{[]string{"--memory-limit", "-1Mi"}, `--memory-limit "-1Mi"`},
+		{[]string{"--replay", "0"}, "--replay 0"},
 	} {
 		cmd := newAgentsCmd()
 		cmd.SetArgs(tc.args)

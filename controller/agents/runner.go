@@ -46,16 +46,31 @@ const DefaultName = "aware"
 // fallback's records alone.
 type Factory func(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error)
 
-// DefaultFactory is BCQ (controller/bootstrap, its defaults) for an MPA
-// that bootstraps, else DDPG with Gaussian exploration σ = 0.05 (the
-// project's meta-training and adaptation default: FIRM's 0.2 explores into
-// OOM kills in the linear action box, see cmd/aware's metaNoise).
+// DefaultReplay is the replay memory of the runner's agents, in
+// transitions: 4 h 16 min of 15 s steps, the newest overwriting the oldest.
+// A runner hosts an agent per MPA, and the agents' own default (a million
+// transitions, for training runs on the simulator) would let each grow by
+// about 1.1 MB a day; 1024 transitions of the AWARE state are 192 KiB.
+const DefaultReplay = 1024
+
+// DefaultFactory is NewFactory(DefaultReplay).
 func DefaultFactory(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error) {
-	rnd := rand.New(rand.NewPCG(seed, 0xA6E75))
-	if boot {
-		return bootstrap.New(stateDim, actionDim, rnd)
+	return NewFactory(DefaultReplay)(stateDim, actionDim, boot, seed)
+}
+
+// NewFactory makes BCQ (controller/bootstrap, its defaults) for an MPA that
+// bootstraps, else DDPG with Gaussian exploration σ = 0.05 (the project's
+// meta-training and adaptation default: FIRM's 0.2 explores into OOM kills
+// in the linear action box, see cmd/aware's metaNoise), each with a replay
+// memory of replay transitions.
+func NewFactory(replay int) Factory {
+	return func(stateDim, actionDim int, boot bool, seed uint64) (agent.Agent, error) {
+		rnd := rand.New(rand.NewPCG(seed, 0xA6E75))
+		if boot {
+			return bootstrap.New(stateDim, actionDim, rnd, bootstrap.WithReplay(replay))
+		}
+		return ddpg.New(stateDim, actionDim, rnd, ddpg.WithGaussianNoise(0.05), ddpg.WithReplay(replay, ddpg.DefaultConfig().BatchSize))
 	}
-	return ddpg.New(stateDim, actionDim, rnd, ddpg.WithGaussianNoise(0.05))
 }
 
 type config struct {
@@ -341,6 +356,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 type metrics struct {
 	agents      prometheus.Gauge
+	frozen      prometheus.Gauge
 	steps       *prometheus.CounterVec
 	updates     *prometheus.CounterVec
 	episodes    prometheus.Counter
@@ -355,6 +371,8 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		agents: prometheus.NewGauge(prometheus.GaugeOpts{Name: "aware_agents_hosted", Help: "Agents hosted (MPAs naming the runner's recommender)."}),
+		frozen: prometheus.NewGauge(prometheus.GaugeOpts{Name: "aware_agents_frozen",
+			Help: "Agents in SERVING held as their policy alone (no critics, optimiser state or replay memory)."}),
 		steps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_agents_steps_total",
 			Help: "Acting steps, by stage (ONLINE explores and trains, SERVING acts with the frozen policy)."}, []string{"stage"}),
 		updates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_agents_updates_total",
@@ -371,7 +389,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time holding a training slot, per batch of updates.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.agents, m.steps, m.updates, m.episodes, m.checkpoints, m.resumes, m.withheld, m.errors, m.train, m.uploads)
+		reg.MustRegister(m.agents, m.frozen, m.steps, m.updates, m.episodes, m.checkpoints, m.resumes, m.withheld, m.errors, m.train, m.uploads)
 	}
 	return m
 }

@@ -51,6 +51,7 @@ type worker struct {
 	done   chan struct{}
 
 	ag     agent.Agent
+	frozen agent.Policy // in SERVING, the agent's policy alone (ag is nil)
 	boot   bool
 	space  gym.Space
 	bounds gym.Bounds
@@ -74,6 +75,7 @@ type worker struct {
 
 func (w *worker) run(ctx context.Context) {
 	w.log.Info("agents: hosting an agent")
+	defer w.stop()
 	for ctx.Err() == nil {
 		if err := w.cycle(ctx); err != nil && ctx.Err() == nil {
 			w.r.met.errors.Inc()
@@ -84,6 +86,17 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
+// stop frees what the runner holds for the agent beyond the worker: its
+// task in the shared meta learner and its count among frozen agents.
+func (w *worker) stop() {
+	w.thaw()
+	if f := w.r.cfg.meta; f != nil && w.task != "" {
+		w.r.metaMu.Lock()
+		f.Unregister(w.task)
+		w.r.metaMu.Unlock()
+	}
+}
+
 // cycle does what the MPA's stage asks for once: one round of offline
 // training, or one acting episode.
 func (w *worker) cycle(ctx context.Context) error {
@@ -91,12 +104,17 @@ func (w *worker) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if w.ag == nil {
+	stage := stageOf(m)
+	if w.frozen != nil && stage != v1alpha1.StageServing {
+		// Retraining: the agent resumes from the checkpoint written when
+		// it entered SERVING (its weights did not change since).
+		w.thaw()
+	}
+	if w.ag == nil && w.frozen == nil {
 		if err := w.load(ctx, m, pol); err != nil {
 			return err
 		}
 	}
-	stage := stageOf(m)
 	switch {
 	case pol.Agent != nil && stage == v1alpha1.StageOffline:
 		return w.offline(ctx, m)
@@ -127,6 +145,36 @@ func stageOf(m *v1alpha1.MultidimPodAutoscaler) v1alpha1.AgentStage {
 		return v1alpha1.StageInitialized
 	}
 	return m.Status.Agent.Stage
+}
+
+// freeze keeps the agent's policy alone (an agent in SERVING only acts):
+// its critics, optimiser state and replay memory are freed. The checkpoint
+// written on entering SERVING holds them.
+func (w *worker) freeze() {
+	f, ok := w.ag.(agent.Freezer)
+	if !ok {
+		return
+	}
+	w.frozen, w.ag = f.Freeze(), nil
+	w.r.met.frozen.Inc()
+	w.log.Info("agents: serving with the policy alone; training state freed")
+}
+
+// thaw drops the frozen policy; the next cycle loads the agent from its
+// checkpoint.
+func (w *worker) thaw() {
+	if w.frozen != nil {
+		w.frozen = nil
+		w.r.met.frozen.Dec()
+	}
+}
+
+// policy is what acts: the frozen policy in SERVING, else the agent.
+func (w *worker) policy() agent.Policy {
+	if w.frozen != nil {
+		return w.frozen
+	}
+	return w.ag
 }
 
 // load makes the MPA's agent and restores its checkpoint. An unreadable
@@ -240,8 +288,10 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		w.withhold(ctx, m, ReasonCheckpointUnreadable, msg)
 	}
 	w.ag = ag
-	if err := w.startMeta(ctx); err != nil {
-		return err
+	if w.task == "" { // else registered by an earlier load (before SERVING)
+		if err := w.startMeta(ctx); err != nil {
+			return err
+		}
 	}
 	if w.boot && !w.st.RecordsUntil.IsZero() {
 		// The replay memory is not checkpointed: refill it with the
@@ -463,7 +513,7 @@ func (w *worker) episode(ctx context.Context) error {
 			return err
 		}
 		stage := stageOf(m)
-		if pol.Agent != nil && !autoscaler.AgentActs(stage) {
+		if pol.Agent != nil && !autoscaler.AgentActs(stage) || w.frozen != nil && stage != v1alpha1.StageServing {
 			return nil
 		}
 		if string(stage) != w.st.Stage {
@@ -473,8 +523,11 @@ func (w *worker) episode(ctx context.Context) error {
 				return err
 			}
 		}
+		if stage == v1alpha1.StageServing && w.frozen == nil {
+			w.freeze()
+		}
 		explore := pol.Agent == nil || stage == v1alpha1.StageOnline
-		w.ag.Act(w.act, obs, explore)
+		w.policy().Act(w.act, obs, explore)
 		if i := nonFinite(w.act); i >= 0 {
 			w.withhold(ctx, m, ReasonNaNAction, fmt.Sprintf("the agent's %s output is %g in state %v", w.space.Names[i], w.act[i], obs))
 			return sleep(ctx, w.r.cfg.step)
@@ -519,8 +572,10 @@ func (w *worker) save(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, fo
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
 	}
-	if err := w.ag.Save(filepath.Join(w.dir, agentFile)); err != nil {
-		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
+	if w.ag != nil { // a frozen agent's weights are those saved on entering SERVING
+		if err := w.ag.Save(filepath.Join(w.dir, agentFile)); err != nil {
+			return fmt.Errorf("checkpoint of %s: %w", w.key, err)
+		}
 	}
 	w.st.Stage = string(stageOf(m))
 	if m.Status.Agent != nil {

@@ -104,6 +104,10 @@ func WithConfig(c Config) Option { return func(dst *Config) { *dst = c } }
 // generative model, the behaviour-cloning end of BCQ).
 func WithPhi(phi float64) Option { return func(c *Config) { c.Phi = phi } }
 
+// WithReplay sets the replay memory's capacity in transitions (the
+// oldest are overwritten).
+func WithReplay(n int) Option { return func(c *Config) { c.ReplayCapacity = n } }
+
 // WithBatch sets the minibatch size.
 func WithBatch(n int) Option { return func(c *Config) { c.BatchSize = n } }
 
@@ -140,6 +144,7 @@ type BCQ struct {
 var (
 	_ agent.Agent    = (*BCQ)(nil)
 	_ agent.Releaser = (*BCQ)(nil)
+	_ agent.Freezer  = (*BCQ)(nil)
 )
 
 // Release drops the networks' batch workspaces: an update evaluates ten
@@ -148,6 +153,17 @@ func (b *BCQ) Release() {
 	for _, n := range []*rl.MLP{b.enc, b.dec, b.xi, b.q1, b.q2, b.xiT, b.q1T, b.q2T} {
 		n.Release()
 	}
+}
+
+// Freeze returns the policy alone: the decoder, the perturbation network
+// and the first critic (whose workspaces and gradients it drops), acting
+// as b does with b's random source. b must not be used afterwards.
+func (b *BCQ) Freeze() agent.Policy {
+	for _, n := range []*rl.MLP{b.dec, b.xi, b.q1} {
+		n.Release()
+	}
+	return &BCQ{cfg: b.cfg, stateDim: b.stateDim, actionDim: b.actionDim, latent: b.latent, rnd: b.rnd,
+		dec: b.dec, xi: b.xi, q1: b.q1}
 }
 
 // New returns a BCQ agent for stateDim-wide states and actionDim-wide

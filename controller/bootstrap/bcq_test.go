@@ -60,6 +60,31 @@ func TestBCQReleaseKeepsTraining(t *testing.T) {
 	assert.Equal(t, run(false), run(true))
 }
 
+// TestBCQFreezeActsAsAgent: the frozen policy of a trained agent draws the
+// same actions, exploring or not, as an identical agent that was not
+// frozen.
+func TestBCQFreezeActsAsAgent(t *testing.T) {
+	data := records(200, rnd(9))
+	trained := func() *BCQ {
+		b, err := New(2, 1, rnd(4), WithBatch(16), WithReplay(150))
+		require.NoError(t, err)
+		for _, tr := range data {
+			b.Observe(tr)
+		}
+		require.Equal(t, 150, b.Replay().Len(), "the replay memory keeps its capacity's newest transitions")
+		for range 30 {
+			_, err := b.Update()
+			require.NoError(t, err)
+		}
+		return b
+	}
+	kept, frozen := trained(), trained().Freeze()
+	for i, s := range [][]float64{{0.2, -0.4}, {-1, 1}, {0, 0.5}} {
+		explore := i%2 == 1
+		assert.Equal(t, kept.Act(make([]float64, 1), s, explore), frozen.Act(make([]float64, 1), s, explore), "state %v explore %v", s, explore)
+	}
+}
+
 // TestBCQAvoidsExtrapolationError is the reason for BCQ: trained on the
 // same records, plain DDPG's critic extrapolates the rising reward beyond
 // the recorded actions, its actor goes there and its Q overrates what it
@@ -137,8 +162,9 @@ func mustBCQ(t *testing.T, seed uint64) *BCQ {
 }
 
 // BenchmarkRetainedMemory reports the heap an idle BCQ agent keeps after a
-// training update, with and without Release (what the agent runner, which
-// hosts an agent per MPA, holds per agent): go test -bench RetainedMemory.
+// training update, with and without Release, and its frozen policy alone
+// (what the agent runner, which hosts an agent per MPA, holds per agent
+// between training turns and in SERVING): go test -bench RetainedMemory.
 func BenchmarkRetainedMemory(b *testing.B) {
 	heap := func() uint64 {
 		runtime.GC()
@@ -147,16 +173,12 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		return m.HeapAlloc
 	}
 	const n = 50
-	for _, release := range []bool{false, true} {
-		name := "kept"
-		if release {
-			name = "released"
-		}
+	for _, name := range []string{"kept", "released", "frozen"} {
 		b.Run(name, func(b *testing.B) {
 			var perAgent float64
 			for b.Loop() {
 				h0 := heap()
-				ags := make([]*BCQ, n)
+				ags := make([]agent.Policy, n)
 				for i := range ags {
 					a, err := New(gym.StateDim, gym.ActDim, rnd(uint64(i)))
 					if err != nil {
@@ -169,10 +191,15 @@ func BenchmarkRetainedMemory(b *testing.B) {
 					if _, err := a.Update(); err != nil {
 						b.Fatal(err)
 					}
-					if release {
+					switch name {
+					case "released":
 						a.Release()
+						ags[i] = a
+					case "frozen":
+						ags[i] = a.Freeze()
+					default:
+						ags[i] = a
 					}
-					ags[i] = a
 				}
 				perAgent = float64(heap()-h0) / n / (1 << 20)
 				runtime.KeepAlive(ags)

@@ -227,6 +227,7 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	waitStage(v1alpha1.StageServing, 60*time.Second)
 	before = waitState("the runner saw SERVING", func(s agents.State) bool { return s.Stage == string(v1alpha1.StageServing) }, 60*time.Second)
 	frozen := weights(t, filepath.Join(ckpt, "agent.ckpt"))
+	logged(t, run, "serving with the policy alone", "a SERVING agent keeps its policy alone")
 	episode = mpa().Status.Agent.Episode
 	restart(true)
 	after = waitState("a SERVING episode after SIGKILL and the loss of the runner's disk", func(s agents.State) bool {
@@ -236,6 +237,7 @@ func TestAgentLifecycleOnLocalControlPlane(t *testing.T) {
 	logged(t, run, "checkpoint restored from the object store", "the runner's disk was lost")
 	assert.Equal(t, before.Updates, after.Updates, "no training while SERVING")
 	assert.Equal(t, frozen, weights(t, filepath.Join(ckpt, "agent.ckpt")), "the serving weights are the ones frozen before the kill")
+	logged(t, run, "serving with the policy alone", "a SERVING agent resumed from its checkpoint keeps its policy alone")
 
 	// The retraining detector: the load steps up 64-fold; the frozen
 	// policy's reward drops below 85 % of its serving level (the spread

@@ -106,6 +106,22 @@ func (f *FLASH) Register(t Task) error {
 	return nil
 }
 
+// Unregister removes a task and its trajectories (a host whose base
+// learner is gone). Removing a task that is not registered does nothing.
+// A pending gradient of its current embedding is applied first.
+func (f *FLASH) Unregister(name string) {
+	if _, ok := f.tasks[name]; !ok {
+		return
+	}
+	if f.current == name {
+		if f.updates {
+			f.Step()
+		}
+		f.current = ""
+	}
+	delete(f.tasks, name)
+}
+
 func (f *FLASH) task(name string) (*flashTask, error) {
 	t, ok := f.tasks[name]
 	if !ok {

@@ -63,6 +63,15 @@ func TestFLASHAPI(t *testing.T) {
 	f.Step() // nothing pending: the frozen embedder does not move
 	e2, _ := f.Embedding(nil, "a")
 	assert.Equal(t, e1, e2)
+
+	f.Unregister("a")
+	f.Unregister("a") // not registered: nothing to do
+	_, err = f.Embedding(nil, "a")
+	assert.ErrorContains(t, err, `task "a" is not registered`)
+	require.NoError(t, f.Register(Task{Name: "a", StateDim: 2, ActionDim: 1}), "a removed task can be registered again")
+	e3, err := f.Embedding(nil, "a")
+	require.NoError(t, err)
+	assert.Equal(t, []float64{0, 0}, e3, "its trajectories went with it")
 }
 
 // TestFLASHLearnsThroughEmbedding: with meta updates on, a base learner's

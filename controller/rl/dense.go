@@ -14,7 +14,7 @@ type Dense struct {
 	act     Activation
 	params  *Params
 	w, b    []float64 // views into params.values
-	gw, gb  []float64 // views into params.grads
+	off     int       // offset of w in params (b follows it)
 
 	batch int       // batch size of the last forward pass, 0 before any
 	x     []float64 // input of the last forward pass (batch×in)
@@ -51,12 +51,17 @@ func checkLayer(in, out int, act Activation) error {
 func newDenseAt(in, out int, act Activation, p *Params, off int) *Dense {
 	nw := in * out
 	return &Dense{
-		in: in, out: out, act: act, params: p,
-		w:  p.values[off : off+nw : off+nw],
-		b:  p.values[off+nw : off+nw+out : off+nw+out],
-		gw: p.grads[off : off+nw : off+nw],
-		gb: p.grads[off+nw : off+nw+out : off+nw+out],
+		in: in, out: out, act: act, params: p, off: off,
+		w: p.values[off : off+nw : off+nw],
+		b: p.values[off+nw : off+nw+out : off+nw+out],
 	}
+}
+
+// grads returns the gradient views of W and b (allocated again if the
+// Params released them).
+func (d *Dense) grads() (gw, gb []float64) {
+	g, nw := d.params.Grads(), d.in*d.out
+	return g[d.off : d.off+nw : d.off+nw], g[d.off+nw : d.off+nw+d.out : d.off+nw+d.out]
 }
 
 // initDefault draws He uniform weights for ReLU and Glorot uniform otherwise;
@@ -155,20 +160,21 @@ func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
 		}
 		return
 	}
+	gw, gb := d.grads()
 	for r := 0; r < batch; r++ {
 		row := dz[r*d.out : (r+1)*d.out]
 		for j, v := range row {
-			d.gb[j] += v
+			gb[j] += v
 		}
 	}
 	if d.out <= kernelMaxOut {
-		gemmTN(d.in, d.out, batch, d.x, dz, d.gw)
+		gemmTN(d.in, d.out, batch, d.x, dz, gw)
 		if dx != nil {
 			gemmNT(batch, d.in, d.out, dz, d.w, dx)
 		}
 		return
 	}
-	gemm(&d.work, true, false, d.in, d.out, batch, d.x, d.in, dz, d.out, 1, d.gw, d.out)
+	gemm(&d.work, true, false, d.in, d.out, batch, d.x, d.in, dz, d.out, 1, gw, d.out)
 	if dx != nil {
 		gemm(&d.work, false, true, batch, d.in, d.out, dz, d.out, d.w, d.out, 0, dx, d.in)
 	}

@@ -25,8 +25,8 @@ type GRU struct {
 	reverse    bool // process time steps from last to first
 	params     *Params
 
-	wx, wh, bx, bh     []float64 // views into params.values
-	gwx, gwh, gbx, gbh []float64 // views into params.grads
+	wx, wh, bx, bh []float64 // views into params.values
+	off            int       // offset of wx in params (wh, bx, bh follow it)
 
 	batch, steps int       // shape of the last forward pass, 0 before any
 	x            []float64 // input of the last forward pass (B×T×in)
@@ -69,12 +69,20 @@ func newGRUAt(in, hidden int, reverse bool, p *Params, off int) *GRU {
 	oBx := oWh + hidden*g3
 	oBh := oBx + g3
 	return &GRU{
-		in: in, hidden: hidden, reverse: reverse, params: p,
+		in: in, hidden: hidden, reverse: reverse, params: p, off: off,
 		wx: view(p.values, off, in*g3), wh: view(p.values, oWh, hidden*g3),
 		bx: view(p.values, oBx, g3), bh: view(p.values, oBh, g3),
-		gwx: view(p.grads, off, in*g3), gwh: view(p.grads, oWh, hidden*g3),
-		gbx: view(p.grads, oBx, g3), gbh: view(p.grads, oBh, g3),
 	}
+}
+
+// grads returns the gradient views of Wx, Wh, bx and bh (allocated again if
+// the Params released them), laid out as the values.
+func (g *GRU) grads() (gwx, gwh, gbx, gbh []float64) {
+	gs, g3 := g.params.Grads(), 3*g.hidden
+	at := func(from, n int) []float64 { return gs[from : from+n : from+n] }
+	oWh := g.off + g.in*g3
+	oBx := oWh + g.hidden*g3
+	return at(g.off, g.in*g3), at(oWh, g.hidden*g3), at(oBx, g3), at(oBx+g3, g3)
 }
 
 func (g *GRU) initDefault(rnd *rand.Rand) {
@@ -252,14 +260,15 @@ func (g *GRU) backward(dx, dh0, dy []float64) {
 	if dh0 != nil {
 		copy(dh0, g.dh)
 	}
-	gemm(&g.work, true, false, g.in, G, bt, g.x, g.in, g.dgx, G, 1, g.gwx, G)
-	gemm(&g.work, true, false, H, G, bt, g.hp, H, g.dgh, G, 1, g.gwh, G)
+	gwx, gwh, gbx, gbh := g.grads()
+	gemm(&g.work, true, false, g.in, G, bt, g.x, g.in, g.dgx, G, 1, gwx, G)
+	gemm(&g.work, true, false, H, G, bt, g.hp, H, g.dgh, G, 1, gwh, G)
 	for r := 0; r < bt; r++ {
 		for j, v := range g.dgx[r*G : (r+1)*G] {
-			g.gbx[j] += v
+			gbx[j] += v
 		}
 		for j, v := range g.dgh[r*G : (r+1)*G] {
-			g.gbh[j] += v
+			gbh[j] += v
 		}
 	}
 	if dx != nil {

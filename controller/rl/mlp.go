@@ -113,10 +113,13 @@ func (m *MLP) InDim() int { return m.cfg.Sizes[0] }
 func (m *MLP) OutDim() int { return m.cfg.Sizes[len(m.cfg.Sizes)-1] }
 
 // Release drops the network's batch workspaces, sized by the largest batch
-// seen (a minibatch of generated actions makes them megabytes), for a
-// process that keeps many networks and runs few at a time; the next Forward
-// allocates them again. Backward needs a Forward after it.
+// seen (a minibatch of generated actions makes them megabytes), and its
+// gradients, for a process that keeps many networks and trains few at a
+// time; the next Forward and Backward allocate them again. Call it between
+// updates: Backward needs a Forward after it, and gradients not yet applied
+// are lost.
 func (m *MLP) Release() {
+	m.params.ReleaseGrads()
 	m.xbuf = nil
 	for i := range m.dbuf {
 		m.dbuf[i] = nil

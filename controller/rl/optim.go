@@ -26,13 +26,13 @@ func NewSGD(lr, momentum float64) *SGD { return &SGD{LR: lr, Momentum: momentum}
 // Step applies one update to p.
 func (o *SGD) Step(p *Params) {
 	if o.Momentum == 0 {
-		for i, g := range p.grads {
+		for i, g := range p.Grads() {
 			p.values[i] -= o.LR * g
 		}
 		return
 	}
 	o.vel = state(o.vel, p.Len(), "SGD")
-	for i, g := range p.grads {
+	for i, g := range p.Grads() {
 		v := o.Momentum*o.vel[i] + g
 		o.vel[i] = v
 		p.values[i] -= o.LR * v
@@ -69,7 +69,7 @@ func (o *Adam) Step(p *Params) {
 	b1, b2 := o.Beta1, o.Beta2
 	m, v := o.m, o.v[:len(o.m)]
 	vals := p.values[:len(m)]
-	for i, g := range p.grads[:len(m)] {
+	for i, g := range p.Grads()[:len(m)] {
 		mi := b1*m[i] + (1-b1)*g
 		vi := b2*v[i] + (1-b2)*g*g
 		m[i], v[i] = mi, vi

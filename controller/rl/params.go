@@ -6,7 +6,9 @@ import (
 )
 
 // Params holds every parameter of a network and the matching gradients in two
-// contiguous slices of equal length. Layers hold views (sub-slices) into them.
+// contiguous slices of equal length. Layers hold views (sub-slices) into the
+// values and offsets into the gradients, which ReleaseGrads may drop between
+// training turns.
 type Params struct {
 	values []float64
 	grads  []float64
@@ -26,8 +28,20 @@ func (p *Params) Len() int { return len(p.values) }
 // Values returns the parameter values; writes through it change the network.
 func (p *Params) Values() []float64 { return p.values }
 
-// Grads returns the accumulated gradients, aligned with Values.
-func (p *Params) Grads() []float64 { return p.grads }
+// Grads returns the accumulated gradients, aligned with Values; after
+// ReleaseGrads it allocates them again, zeroed.
+func (p *Params) Grads() []float64 {
+	if p.grads == nil {
+		p.grads = make([]float64, len(p.values))
+	}
+	return p.grads
+}
+
+// ReleaseGrads drops the gradient storage (as large as the values) for a
+// process that keeps many networks and trains few at a time; the next
+// backward pass or Grads allocates it again, zeroed. Gradients accumulated
+// and not yet applied are lost, so call it between updates only.
+func (p *Params) ReleaseGrads() { p.grads = nil }
 
 // ZeroGrad sets every gradient to zero.
 func (p *Params) ZeroGrad() { clear(p.grads) }

@@ -50,8 +50,8 @@ func trainToy(t *testing.T, seed uint64) []float64 {
 	return append([]float64(nil), m.Params().Values()...)
 }
 
-// TestReleaseKeepsTraining: dropping an MLP's batch workspaces between
-// updates changes nothing in what it learns, bit for bit.
+// TestReleaseKeepsTraining: dropping an MLP's batch workspaces and
+// gradients between updates changes nothing in what it learns, bit for bit.
 func TestReleaseKeepsTraining(t *testing.T) {
 	train := func(release bool) []float64 {
 		rnd := rand.New(rand.NewPCG(3, 42))
@@ -62,6 +62,7 @@ func TestReleaseKeepsTraining(t *testing.T) {
 			fitMSE(m, opt, rnd, 5, 16, -2, 2, toy)
 			if release {
 				m.Release()
+				require.Nil(t, rl.GradStorage(m.Params()), "Release drops the gradients")
 			}
 		}
 		return append([]float64(nil), m.Params().Values()...)

@@ -53,6 +53,23 @@ type Releaser interface {
 	Release()
 }
 
+// Policy is what acting needs of an agent.
+type Policy interface {
+	// Act writes the action for state into dst (len ActionDim) and returns it.
+	Act(dst, state []float64, explore bool) []float64
+}
+
+// Freezer is an Agent that can hand over its policy alone, sharing its
+// acting networks, for a process that hosts many agents of which most only
+// act (controller/agents: an agent in SERVING). The policy acts as the
+// agent does; the agent itself must not be used afterwards, and what it
+// held for training (critics, target networks, optimiser state, replay
+// memory) is freed once it is dropped. Resume training from a checkpoint.
+type Freezer interface {
+	Agent
+	Freeze() Policy
+}
+
 // EmbeddingLearner is an Agent whose states end with a workload embedding
 // that AWARE's meta learner trains through it: the learner trains with the
 // current embedding and reports its loss's gradient with respect to it after

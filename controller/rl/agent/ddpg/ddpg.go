@@ -38,6 +38,7 @@ var (
 	_ agent.Agent            = (*Agent)(nil)
 	_ agent.EmbeddingLearner = (*Agent)(nil)
 	_ agent.Releaser         = (*Agent)(nil)
+	_ agent.Freezer          = (*Agent)(nil)
 )
 
 // New returns an agent for stateDim-wide states and actionDim-wide actions
@@ -270,6 +271,15 @@ func squash(x []float64) {
 	for i, v := range x {
 		x[i] = math.Tanh(v)
 	}
+}
+
+// Freeze returns the policy alone: the actor (whose workspaces and
+// gradients it drops) with the exploration state, acting as a does with
+// a's random source. a must not be used afterwards.
+func (a *Agent) Freeze() agent.Policy {
+	a.actor.Release()
+	return &Agent{cfg: a.cfg, stateDim: a.stateDim, actionDim: a.actionDim, rnd: a.rnd,
+		actor: a.actor, eps: a.eps, ou: a.ou}
 }
 
 // Release drops the networks' batch workspaces (the minibatch buffers of

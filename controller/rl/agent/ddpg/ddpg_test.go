@@ -122,6 +122,24 @@ func TestActGreedyIsDeterministic(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { ag.Act(dst, s, true) }))
 }
 
+// TestFreezeActsAsAgent: the frozen policy of a trained agent acts, with
+// and without exploration (OU noise, ε decay), as an identical agent that
+// was not frozen.
+func TestFreezeActsAsAgent(t *testing.T) {
+	trained := func() *ddpg.Agent {
+		ag := newFIRM(t, 3, ddpg.WithOUNoise(0.15, 0.2), ddpg.WithReplay(120, 64))
+		feed(ag, rand.New(rand.NewPCG(4, 4)), 200, true)
+		require.Equal(t, 120, ag.Replay().Len(), "the replay memory keeps its capacity's newest transitions")
+		return ag
+	}
+	kept, frozen := trained(), trained().Freeze()
+	s := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
+	for i := range 6 {
+		explore := i%3 != 0
+		assert.Equal(t, kept.Act(make([]float64, 3), s, explore), frozen.Act(make([]float64, 3), s, explore), "act %d explore %v", i, explore)
+	}
+}
+
 func TestEpsilonSchedule(t *testing.T) {
 	ag := newFIRM(t, 1, ddpg.WithEpsilon(1, 0.3, 0.2))
 	feed(ag, rand.New(rand.NewPCG(1, 1)), 5, false)
