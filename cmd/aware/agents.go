@@ -43,6 +43,7 @@ type agentsFlags struct {
 	s3         objstore.Config
 	s3Prefix   string
 	s3Every    time.Duration
+	ckptEvery  time.Duration
 	memLimit   string
 }
 
@@ -57,8 +58,9 @@ controller: every MPA whose spec.recommenders names --name (default aware) gets 
 status.recommendation, in the stage the controller keeps in status.agent: OFFLINE trains it
 from the controller's trajectory records of HPA+VPA alone; ONLINE explores and trains;
 SERVING acts with the frozen policy. Agents are checkpointed (weights and optimiser state)
-in --dir/checkpoints after every episode and stage change and resume from there after a
-restart; with an object store (--s3-endpoint or AWARE_S3_ENDPOINT, the S3-compatible store
+in --dir/checkpoints after every episode and stage change, an OFFLINE agent at most every
+--offline-checkpoint-every (a restarted runner trains again on the records since), and
+resume from there after a restart; with an object store (--s3-endpoint or AWARE_S3_ENDPOINT, the S3-compatible store
 the project launches for the segments) each checkpoint is also copied to the bucket under
 --s3-prefix (an OFFLINE agent's at most every --s3-upload-every), and an agent whose local
 checkpoint is missing or older resumes from the bucket, so a runner that lost its disk
@@ -80,6 +82,7 @@ process. Its own metrics are on --metrics-addr.`,
 	f.IntVar(&fl.trainers, "trainers", 1, "agents training at once (its CPU share in cores)")
 	f.IntVar(&fl.updates, "updates", 1, "training updates per acting step in ONLINE")
 	f.IntVar(&fl.offline, "offline-updates", 2, "training updates per recorded transition in OFFLINE")
+	f.DurationVar(&fl.ckptEvery, "offline-checkpoint-every", agents.DefaultOfflineCheckpoints, "shortest time between checkpoints of an OFFLINE agent (0: after every round of training); after a restart it trains again on the records since")
 	f.IntVar(&fl.replay, "replay", agents.DefaultReplay, "replay memory of each agent, in transitions (the newest overwrite the oldest; 192 B each, 1.2 KiB with --meta's embedding)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of every agent's weights and noise (with its MPA's UID)")
 	f.StringVar(&fl.cfg.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
@@ -108,6 +111,9 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	if fl.updates < 0 || fl.offline < 0 {
 		errs = append(errs, fmt.Errorf("--updates %d, --offline-updates %d: must not be negative", fl.updates, fl.offline))
 	}
+	if fl.ckptEvery < 0 {
+		errs = append(errs, fmt.Errorf("--offline-checkpoint-every %v: must not be negative", fl.ckptEvery))
+	}
 	if fl.replay < 1 {
 		errs = append(errs, fmt.Errorf("--replay %d: must be positive", fl.replay))
 	}
@@ -130,7 +136,7 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	fl.cfg.REST = rc
 	fl.cfg.Log = slog.Default()
 	fl.cfg.Options = []agents.Option{agents.WithName(fl.name), agents.WithStep(fl.step), agents.WithTrainers(fl.trainers),
-		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed), agents.WithFactory(agents.NewFactory(fl.replay))}
+		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed), agents.WithFactory(agents.NewFactory(fl.replay)), agents.WithOfflineCheckpoints(fl.ckptEvery)}
 	if fl.meta != "" {
 		opts, mapping, err := metaAgents(fl.meta, fl.metaM, fl.seed, fl.replay, fl.cfg.Dir)
 		if err != nil {

@@ -88,6 +88,7 @@ func TestAgentsRefusesBadFlags(t *testing.T) {
 		{[]string{"--memory-limit", "lots"}, `--memory-limit "lots"`},
 		{[]string{"--memory-limit", "-1Mi"}, `--memory-limit "-1Mi"`},
 		{[]string{"--replay", "0"}, "--replay 0"},
+		{[]string{"--offline-checkpoint-every", "-1s"}, "--offline-checkpoint-every -1s"},
 	} {
 		cmd := newAgentsCmd()
 		cmd.SetArgs(tc.args)

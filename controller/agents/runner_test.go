@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -116,6 +117,79 @@ func TestRunnerOffline(t *testing.T) {
 	assert.Nil(t, other.Status.Recommendation, "the MPA of the built-in recommender is not the runner's")
 	_, err = os.Stat(filepath.Join(dir, "ns", other.Name+"-"+string(other.UID)))
 	assert.True(t, os.IsNotExist(err), "no agent for it")
+}
+
+// TestRunnerOfflineCheckpointInterval: an OFFLINE agent is checkpointed
+// after its first round of training and then at most every interval, not
+// at every step that brings records; a restarted runner resumes from that
+// checkpoint and trains again on the records since, then checkpoints.
+func TestRunnerOfflineCheckpointInterval(t *testing.T) {
+	c, ours, store, t0 := offlineWorld(t)
+	dir := t.TempDir()
+	ck := checkpointDir(dir, ours)
+	obs := autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) { return gym.Metrics{}, nil })
+	run := func() (*prometheus.Registry, context.CancelFunc, chan error) {
+		reg := prometheus.NewRegistry()
+		r, err := agents.New(c, obs, store, dir, agents.WithStep(time.Second), agents.WithFactory(smallBCQ),
+			agents.WithOfflineCheckpoints(time.Hour), agents.WithRegisterer(reg))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- r.Start(ctx) }()
+		t.Cleanup(cancel)
+		return reg, cancel, done
+	}
+	counter := func(reg *prometheus.Registry, name string) float64 {
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		total := 0.0
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				for _, m := range mf.GetMetric() {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+		return total
+	}
+
+	reg, stop, done := run()
+	var first agents.State
+	require.Eventually(t, func() bool {
+		var err error
+		first, err = agents.ReadState(ck)
+		return err == nil && first.Updates > 0
+	}, 20*time.Second, 50*time.Millisecond, "the first round of training is checkpointed")
+	assert.Equal(t, 39*2, first.Updates)
+
+	// Ten more records of episode 2: trained on, not checkpointed.
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for i := 40; i < 50; i++ {
+		st := make([]float64, gym.StateDim)
+		for j := range st {
+			st[j] = rnd.Float64()
+		}
+		require.NoError(t, store.Append(t.Context(), trajectory.Step{App: "ns/" + ours.Name, Episode: 2, T: i - 40,
+			Time: t0.Add(time.Duration(i) * time.Second), State: st, Action: []float64{2, 0.5, 1 << 28}, Reward: 1, Stage: string(v1alpha1.StageOffline)}))
+	}
+	require.Eventually(t, func() bool { return counter(reg, "aware_agents_updates_total") == 49*2 }, 20*time.Second, 50*time.Millisecond,
+		"the new records trained on")
+	assert.Equal(t, 1.0, counter(reg, "aware_agents_checkpoints_total"), "one checkpoint within the interval")
+	st, err := agents.ReadState(ck)
+	require.NoError(t, err)
+	assert.Equal(t, first, st, "the checkpoint is the first round's")
+	stop()
+	require.NoError(t, <-done)
+
+	// A restart: the checkpoint of the first round, then the records since.
+	reg, _, _ = run()
+	require.Eventually(t, func() bool {
+		st, err = agents.ReadState(ck)
+		return err == nil && st.Updates == 49*2
+	}, 20*time.Second, 50*time.Millisecond, "the records since the checkpoint trained on again and checkpointed")
+	assert.True(t, t0.Add(49*time.Second).Equal(st.RecordsUntil), "up to the last record, %v", st.RecordsUntil)
+	assert.Equal(t, 1.0, counter(reg, "aware_agents_resumed_total"))
+	assert.Equal(t, 20.0, counter(reg, "aware_agents_updates_total"), "only the ten records since the checkpoint")
 }
 
 // TestRunnerReportsInvalidPolicy: an MPA that names the runner with a

@@ -60,6 +60,10 @@ type worker struct {
 	act    []float64
 	tgt    []float64
 
+	// The last checkpoint written since the runner started hosting the
+	// agent (zero: none yet), and the agent's update count in it.
+	saved        time.Time
+	savedUpdates int
 	// The last copy to the object store: when, and of which stage.
 	uploaded      time.Time
 	uploadedStage string
@@ -442,8 +446,14 @@ func (w *worker) offline(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler)
 		if err := w.train(ctx, v1alpha1.StageOffline, w.r.cfg.offlineUpdates*len(data)); err != nil {
 			return err
 		}
-		if err := w.save(ctx, m, false); err != nil {
-			return err
+		// Rounds that did not update the agent (fewer records than a
+		// minibatch) change nothing a checkpoint holds: the records
+		// since the last one are read again after a restart.
+		trained := w.st.Updates > w.savedUpdates
+		if trained && (w.saved.IsZero() || time.Since(w.saved) >= w.r.cfg.offlineEvery) {
+			if err := w.save(ctx, m, false); err != nil {
+				return err
+			}
 		}
 		w.log.Debug("agents: trained on records", "transitions", len(data), "updates", w.st.Updates)
 	}
@@ -586,6 +596,7 @@ func (w *worker) save(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, fo
 		return fmt.Errorf("checkpoint of %s: %w", w.key, err)
 	}
 	w.r.met.checkpoints.Inc()
+	w.saved, w.savedUpdates = time.Now(), w.st.Updates
 	rem := w.r.cfg.remote
 	if rem == nil || (!force && w.st.Stage == w.uploadedStage && time.Since(w.uploaded) < rem.every) {
 		return nil

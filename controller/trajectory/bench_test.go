@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,6 +130,56 @@ func BenchmarkInfluxAppend(b *testing.B) {
 			}
 			defer s.Close()
 			benchAppend(b, s, 10, bc.perAppend, 0, true)
+		})
+	}
+}
+
+// BenchmarkInfluxEpisodeEnds measures the controller's pattern with
+// agents at 1000 MPAs whose episodes end together: 8 workers (the
+// controller's concurrency) each step their share of the apps round robin,
+// one step per Append, and an app whose episode ends reads its recent
+// episodes (the lifecycle's read, which flushes first). It reports
+// steps/s.
+func BenchmarkInfluxEpisodeEnds(b *testing.B) {
+	l := sharedInflux(b)
+	const apps, workers, epSteps = 1000, 8, 16
+	for _, name := range []string{"1000apps-8workers-ep16"} {
+		b.Run(name, func(b *testing.B) {
+			s, err := trajectory.OpenInflux(context.Background(), l.URL(), b.TempDir(), trajectory.WithDatabase(freshDB()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			srcs := make([]*stepSource, workers)
+			for w := range srcs {
+				srcs[w] = newStepSource(apps/workers, 10, epSteps)
+				for a := range srcs[w].apps {
+					srcs[w].apps[a] = "bench/w" + strconv.Itoa(w) + "-app-" + strconv.Itoa(a)
+				}
+			}
+			var next atomic.Int64
+			b.SetParallelism(max(1, workers/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				src := srcs[int(next.Add(1)-1)%workers]
+				ctx := context.Background()
+				a := 0
+				for pb.Next() {
+					st := src.step(a)
+					if err := s.Append(ctx, st); err != nil {
+						b.Error(err)
+						return
+					}
+					if st.Done {
+						if _, err := s.RecentEpisodes(ctx, st.App, 4); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					a = (a + 1) % len(src.apps)
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+			b.ReportMetric(float64(s.ForcedRounds()), "forced-rounds")
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,11 +73,18 @@ type InfluxStore struct {
 	backoff    time.Duration
 	nextTry    time.Time
 
-	kick chan struct{}
-	reqs chan flushReq
-	stop chan struct{}
-	done chan struct{}
+	kick   chan struct{}
+	reqs   chan flushReq
+	stop   chan struct{}
+	done   chan struct{}
+	forced atomic.Int64 // forced rounds run (Flush, reads, Close)
 }
+
+// flushQueue bounds the Flush calls queued for the flusher. Those queued
+// when it starts a forced round share that round (group commit): at an
+// episode boundary every MPA's lifecycle read flushes at once, and one
+// round per caller would serialise them behind as many InfluxDB writes.
+const flushQueue = 256
 
 var _ Store = (*InfluxStore)(nil)
 
@@ -138,7 +146,7 @@ func OpenInflux(ctx context.Context, baseURL, spoolDir string, opts ...Option) (
 			timeout: o.requestTimeout, user: user, pass: pass},
 		dir: spoolDir, opts: o, log: o.logger.With("influxdb", base, "spool", spoolDir), lock: lock,
 		tr: newIndex[struct{}](), room: make(chan struct{}),
-		kick: make(chan struct{}, 1), reqs: make(chan flushReq), stop: make(chan struct{}), done: make(chan struct{}),
+		kick: make(chan struct{}, 1), reqs: make(chan flushReq, flushQueue), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	s.sp, err = openSpool(spoolDir, s.log, o.segmentSize, func(st *spooled) { s.remember(st) })
 	if err != nil {
@@ -411,18 +419,46 @@ func (s *InfluxStore) run() {
 				s.spoolPending()
 			} else {
 				s.round(context.Background(), roundForce)
+				s.forced.Add(1)
 			}
+			// Flush calls queued before Close: their steps went with
+			// that round or to the spool.
+			s.answer(s.queued(nil), s.flushResult())
 			return
 		case req := <-s.reqs:
-			// The round outlives a caller that stops waiting: a batch
-			// is either sent or spooled, never abandoned half-way.
+			// Every caller queued now shares this round: their steps
+			// were appended before they called Flush. The round
+			// outlives a caller that stops waiting: a batch is either
+			// sent or spooled, never abandoned half-way.
+			reqs := s.queued([]flushReq{req})
 			s.round(context.WithoutCancel(req.ctx), roundForce)
-			req.reply <- s.flushResult()
+			s.forced.Add(1)
+			s.answer(reqs, s.flushResult())
 		case <-s.kick:
 			s.round(context.Background(), roundKick)
 		case <-tick.C:
 			s.round(context.Background(), roundTick)
 		}
+	}
+}
+
+// queued appends the Flush requests waiting in the queue to reqs.
+func (s *InfluxStore) queued(reqs []flushReq) []flushReq {
+	for {
+		select {
+		case r := <-s.reqs:
+			reqs = append(reqs, r)
+		default:
+			return reqs
+		}
+	}
+}
+
+// answer replies err to every request of reqs (their reply channels have
+// room for it).
+func (s *InfluxStore) answer(reqs []flushReq, err error) {
+	for _, r := range reqs {
+		r.reply <- err
 	}
 }
 
@@ -642,6 +678,15 @@ func (s *InfluxStore) Flush(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-s.done:
+		// Queued as the flusher was closing: answered if it saw the
+		// request, else closed.
+		select {
+		case err := <-req.reply:
+			return err
+		default:
+			return ErrClosed
+		}
 	}
 }
 

@@ -172,6 +172,67 @@ func TestInfluxBatchingByInterval(t *testing.T) {
 	assert.EqualValues(t, 1, ct.writes.Load())
 }
 
+// gatedTransport holds every write request until open is closed, and says
+// on entered when the first one arrives.
+type gatedTransport struct {
+	countingTransport
+	open    chan struct{}
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/write" {
+		g.once.Do(func() { close(g.entered) })
+		<-g.open
+	}
+	return g.countingTransport.RoundTrip(r)
+}
+
+// TestInfluxFlushGroupCommit: Flush calls queued while a round is being
+// sent share the next forced round, instead of one round (and one write)
+// each. This is what MPAs ending their episodes in the same controller
+// round do: each reads its recent episodes, and a read flushes first.
+func TestInfluxFlushGroupCommit(t *testing.T) {
+	l := sharedInflux(t)
+	gt := &gatedTransport{open: make(chan struct{}), entered: make(chan struct{})}
+	s := openInflux(t, l.URL(), t.TempDir(), trajectory.WithDatabase(freshDB()), trajectory.WithBatchSize(1000),
+		trajectory.WithFlushInterval(time.Hour), trajectory.WithHTTPClient(&http.Client{Transport: gt}))
+	ctx := t.Context()
+	forced0 := s.ForcedRounds()
+
+	first := newGen("ns/first", t0)
+	appendAll(t, s, first.episode(0, rewards(4, 1), true))
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- s.Flush(ctx) }()
+	<-gt.entered // the first round is sending, held by the transport
+
+	const callers = 20
+	gens := make([]*gen, callers)
+	errs := make(chan error, callers)
+	for i := range gens {
+		gens[i] = newGen(fmt.Sprintf("ns/group%d", i), t0)
+		appendAll(t, s, gens[i].episode(0, rewards(4, float64(i)), true))
+		go func() { errs <- s.Flush(ctx) }()
+	}
+	require.Eventually(t, func() bool { return s.QueuedFlushes() == callers }, 20*time.Second, 5*time.Millisecond)
+	close(gt.open)
+
+	require.NoError(t, <-firstDone)
+	for range callers {
+		require.NoError(t, <-errs)
+	}
+	assert.EqualValues(t, 2, s.ForcedRounds()-forced0, "the first Flush's round, then one for the %d queued", callers)
+	assert.EqualValues(t, 2, gt.writes.Load())
+	assert.EqualValues(t, 4*(callers+1), gt.steps.Load())
+	for i, g := range gens {
+		recent, err := s.RecentEpisodes(ctx, g.app, 5)
+		require.NoError(t, err)
+		require.Len(t, recent, 1, g.app)
+		assert.InDelta(t, float64(i), recent[0].Reward, 1e-9, g.app)
+	}
+}
+
 // TestInfluxOutage takes InfluxDB away: steps go to the spool, survive a
 // reopen of the store while InfluxDB is still down, and reach InfluxDB
 // when it comes back on the same port.
