@@ -82,7 +82,7 @@ process. Its own metrics are on --metrics-addr.`,
 	f.IntVar(&fl.trainers, "trainers", 1, "agents training at once (its CPU share in cores)")
 	f.IntVar(&fl.updates, "updates", 1, "training updates per acting step in ONLINE")
 	f.IntVar(&fl.offline, "offline-updates", 2, "training updates per recorded transition in OFFLINE")
-	f.DurationVar(&fl.ckptEvery, "offline-checkpoint-every", agents.DefaultOfflineCheckpoints, "shortest time between checkpoints of an OFFLINE agent (0: after every round of training); after a restart it trains again on the records since")
+	f.DurationVar(&fl.ckptEvery, "offline-checkpoint-every", agents.DefaultOfflineCheckpoints, "shortest time between checkpoints of an OFFLINE agent (0: after every round that updated it); after a restart it trains again on the records since")
 	f.IntVar(&fl.replay, "replay", agents.DefaultReplay, "replay memory of each agent, in transitions (the newest overwrite the oldest; 192 B each, 1.2 KiB with --meta's embedding)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of every agent's weights and noise (with its MPA's UID)")
 	f.StringVar(&fl.cfg.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")

@@ -143,45 +143,43 @@ func BenchmarkInfluxAppend(b *testing.B) {
 func BenchmarkInfluxEpisodeEnds(b *testing.B) {
 	l := sharedInflux(b)
 	const apps, workers, epSteps = 1000, 8, 16
-	for _, name := range []string{"1000apps-8workers-ep16"} {
-		b.Run(name, func(b *testing.B) {
-			s, err := trajectory.OpenInflux(context.Background(), l.URL(), b.TempDir(), trajectory.WithDatabase(freshDB()))
-			if err != nil {
-				b.Fatal(err)
+	b.Run("1000apps-8workers-ep16", func(b *testing.B) {
+		s, err := trajectory.OpenInflux(context.Background(), l.URL(), b.TempDir(), trajectory.WithDatabase(freshDB()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		srcs := make([]*stepSource, workers)
+		for w := range srcs {
+			srcs[w] = newStepSource(apps/workers, 10, epSteps)
+			for a := range srcs[w].apps {
+				srcs[w].apps[a] = "bench/w" + strconv.Itoa(w) + "-app-" + strconv.Itoa(a)
 			}
-			defer s.Close()
-			srcs := make([]*stepSource, workers)
-			for w := range srcs {
-				srcs[w] = newStepSource(apps/workers, 10, epSteps)
-				for a := range srcs[w].apps {
-					srcs[w].apps[a] = "bench/w" + strconv.Itoa(w) + "-app-" + strconv.Itoa(a)
+		}
+		var next atomic.Int64
+		b.SetParallelism(max(1, workers/runtime.GOMAXPROCS(0)))
+		b.RunParallel(func(pb *testing.PB) {
+			src := srcs[int(next.Add(1)-1)%workers]
+			ctx := context.Background()
+			a := 0
+			for pb.Next() {
+				st := src.step(a)
+				if err := s.Append(ctx, st); err != nil {
+					b.Error(err)
+					return
 				}
-			}
-			var next atomic.Int64
-			b.SetParallelism(max(1, workers/runtime.GOMAXPROCS(0)))
-			b.RunParallel(func(pb *testing.PB) {
-				src := srcs[int(next.Add(1)-1)%workers]
-				ctx := context.Background()
-				a := 0
-				for pb.Next() {
-					st := src.step(a)
-					if err := s.Append(ctx, st); err != nil {
+				if st.Done {
+					if _, err := s.RecentEpisodes(ctx, st.App, 4); err != nil {
 						b.Error(err)
 						return
 					}
-					if st.Done {
-						if _, err := s.RecentEpisodes(ctx, st.App, 4); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-					a = (a + 1) % len(src.apps)
 				}
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
-			b.ReportMetric(float64(s.ForcedRounds()), "forced-rounds")
+				a = (a + 1) % len(src.apps)
+			}
 		})
-	}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+		b.ReportMetric(float64(s.ForcedRounds()), "forced-rounds")
+	})
 }
 
 // BenchmarkFileRead builds a store of 100 apps × 20 episodes × 100 steps
