@@ -16,6 +16,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/admission"
 	"github.com/aware-autoscaler/aware/controller/manager"
+	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
 )
 
 type controllerFlags struct {
@@ -26,6 +27,7 @@ type controllerFlags struct {
 	webhookSvc    string
 	webhookHosts  []string
 	failurePolicy string
+	vpaInterval   time.Duration
 	qps           float32
 	burst         int
 }
@@ -51,6 +53,7 @@ update. Its own metrics are on --metrics-addr.`,
 	f.StringVar(&fl.cfg.Namespace, "namespace", "", "watch one namespace only (default all)")
 	f.DurationVar(&fl.cfg.Step, "step", 15*time.Second, "step interval: one recommendation per MPA per step")
 	f.IntVar(&fl.cfg.Concurrency, "concurrency", 8, "MPAs reconciled at once")
+	f.DurationVar(&fl.vpaInterval, "vpa-recommender-interval", vpa.DefaultRecommenderInterval, "how often the built-in VPA recomputes its recommendation (upstream --recommender-interval); 0: at every step")
 	f.IntVar(&fl.cfg.ActuationConcurrency, "actuation-concurrency", 8, "MPAs whose decisions are applied at once (by the updater, after the recommendation is written)")
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8080", `address of /metrics ("0" disables)`)
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8081", `address of /healthz and /readyz ("0" disables)`)
@@ -81,6 +84,14 @@ func runController(ctx context.Context, fl controllerFlags) error {
 		fl.cfg.Webhook.FailurePolicy = admissionregistrationv1.FailurePolicyType(fl.failurePolicy)
 	default:
 		errs = append(errs, fmt.Errorf("--webhook-failure-policy: %q is not Ignore or Fail", fl.failurePolicy))
+	}
+	switch {
+	case fl.vpaInterval < 0:
+		errs = append(errs, fmt.Errorf("--vpa-recommender-interval %v: must be non-negative", fl.vpaInterval))
+	case fl.vpaInterval == 0:
+		fl.cfg.VPARecommenderInterval = -1 // every step
+	default:
+		fl.cfg.VPARecommenderInterval = fl.vpaInterval
 	}
 	if fl.cfg.Webhook.Enabled {
 		switch {

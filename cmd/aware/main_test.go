@@ -97,3 +97,21 @@ func TestAgentsRefusesBadFlags(t *testing.T) {
 		assert.ErrorContains(t, cmd.Execute(), tc.want, "%v", tc.args)
 	}
 }
+
+// TestControllerRefusesBadFlags: `aware controller` names each bad flag
+// before it connects to anything.
+func TestControllerRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--vpa-recommender-interval", "-1m"}, "--vpa-recommender-interval -1m0s"},
+		{[]string{"--webhook-failure-policy", "Maybe"}, `--webhook-failure-policy: "Maybe"`},
+	} {
+		cmd := newControllerCmd()
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		assert.ErrorContains(t, cmd.Execute(), tc.want, "%v", tc.args)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/controller/recommender/hpa"
 	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
+	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/gym"
 )
@@ -54,6 +55,7 @@ type config struct {
 	metrics     *Metrics
 	recorder    record.EventRecorder
 	podIndex    bool
+	vpaInterval time.Duration
 }
 
 // Option configures a Reconciler.
@@ -73,6 +75,14 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // once (default 8). The updater runs beside the reconcilers: a slow
 // actuation never holds up another MPA's recommendation.
 func WithActuationConcurrency(n int) Option { return func(c *config) { c.actuators = n } }
+
+// WithVPARecommenderInterval sets how often the built-in VPA recomputes its
+// recommendation (default upstream's 1 min; 0: at every step). Between
+// recomputations the status keeps the last recommendation, so a drifting
+// lower bound is written once per interval instead of at every step.
+func WithVPARecommenderInterval(d time.Duration) Option {
+	return func(c *config) { c.vpaInterval = d }
+}
 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
@@ -174,7 +184,8 @@ type mpaState struct {
 // New returns a Reconciler reading metrics from obs and writing
 // trajectories to store (nil: no trajectories).
 func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Reconciler, error) {
-	cfg := config{step: 15 * time.Second, maxRecAge: 3, concurrency: 8, actuators: 8, log: slog.New(slog.DiscardHandler), now: time.Now}
+	cfg := config{step: 15 * time.Second, maxRecAge: 3, concurrency: 8, actuators: 8, log: slog.New(slog.DiscardHandler), now: time.Now,
+		vpaInterval: vpa.DefaultRecommenderInterval}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -189,6 +200,8 @@ func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Re
 		return nil, fmt.Errorf("autoscaler: concurrency %d must be positive", cfg.concurrency)
 	case cfg.actuators < 1:
 		return nil, fmt.Errorf("autoscaler: actuation concurrency %d must be positive", cfg.actuators)
+	case cfg.vpaInterval < 0:
+		return nil, fmt.Errorf("autoscaler: VPA recommender interval %v must be non-negative", cfg.vpaInterval)
 	}
 	if cfg.metrics == nil {
 		cfg.metrics = NewMetrics(nil)
@@ -449,7 +462,8 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 }
 
 func (r *Reconciler) newRecommender(p Policy) (*mpa.MPA, error) {
-	return mpa.New(p.Bounds, r.cfg.step, mpa.WithHPA(hpa.WithTarget(p.CPUTarget), hpa.WithBehavior(p.Behavior)))
+	return mpa.New(p.Bounds, r.cfg.step, mpa.WithHPA(hpa.WithTarget(p.CPUTarget), hpa.WithBehavior(p.Behavior)),
+		mpa.WithVPA(vpa.WithRecommenderInterval(r.cfg.vpaInterval)))
 }
 
 // defaultRecommendation is the status recommendation of the built-in

@@ -47,7 +47,7 @@ type world struct {
 	failScale, failStatus bool
 }
 
-func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) (w *world) {
+func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler), opts ...Option) (w *world) {
 	t.Helper()
 	s := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(s))
@@ -105,7 +105,7 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) (w *worl
 		return w.met, w.err
 	})
 	var err error
-	w.r, err = New(w.c, obs, w.store, WithClock(func() time.Time { return w.now }))
+	w.r, err = New(w.c, obs, w.store, append([]Option{WithClock(func() time.Time { return w.now })}, opts...)...)
 	require.NoError(t, err)
 	return w
 }
@@ -539,6 +539,44 @@ func TestReconcileWritesStatusOnlyWhenItChanged(t *testing.T) {
 
 	// Rounds are measured from their start until their last step.
 	assert.Equal(t, uint64(9), histCount(t, w.r.cfg.metrics.round), "each step's round is observed when the next round starts")
+}
+
+// The VPA's lower bound drifts at every sample during its first day (the
+// confidence factor grows with the history); recomputed once per
+// recommender interval, as upstream does, it is written once per interval
+// instead of at every step.
+func TestReconcileVPAIntervalLimitsStatusWrites(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     []Option
+		min, max float64 // status writes in 16 steps of 15 s (rounded bounds stay put at some)
+	}{
+		{"every step", []Option{WithVPARecommenderInterval(0)}, 8, 16},
+		{"upstream's 1 min", nil, 1, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+				mode := v1alpha1.UpdateModeOff
+				m.Spec.UpdatePolicy.UpdateMode = &mode
+			}, tc.opts...)
+			w.met.CPUUsage = 0.6 // HPA keeps 2 replicas
+			written := w.r.cfg.metrics.statusWrites.WithLabelValues("written")
+			for range 4 {
+				w.step(t)
+			}
+			before := testutil.ToFloat64(written)
+			for range 16 {
+				w.step(t)
+			}
+			n := testutil.ToFloat64(written) - before
+			assert.GreaterOrEqual(t, n, tc.min)
+			assert.LessOrEqual(t, n, tc.max)
+		})
+	}
+	_, err := New(fake.NewClientBuilder().Build(), ObserverFunc(func(context.Context, Query) (gym.Metrics, error) { return gym.Metrics{}, nil }), nil,
+		WithVPARecommenderInterval(-time.Minute))
+	assert.ErrorContains(t, err, "VPA recommender interval -1m0s must be non-negative")
 }
 
 func histCount(t *testing.T, h prometheus.Histogram) uint64 {

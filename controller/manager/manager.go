@@ -29,6 +29,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/admission"
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
@@ -68,6 +69,9 @@ type Config struct {
 	Step                 time.Duration
 	Concurrency          int
 	ActuationConcurrency int
+	// VPARecommenderInterval is how often the built-in VPA recomputes its
+	// recommendation: 0 is upstream's 1 min, a negative value every step.
+	VPARecommenderInterval time.Duration
 	// MetricsAddr serves /metrics ("0" disables); ProbeAddr /healthz and
 	// /readyz ("0" disables).
 	MetricsAddr string
@@ -110,6 +114,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.ActuationConcurrency == 0 {
 		cfg.ActuationConcurrency = 8
+	}
+	switch {
+	case cfg.VPARecommenderInterval == 0:
+		cfg.VPARecommenderInterval = vpa.DefaultRecommenderInterval
+	case cfg.VPARecommenderInterval < 0:
+		cfg.VPARecommenderInterval = 0
 	}
 	logger := logr.FromSlogHandler(cfg.Log.Handler())
 	ctrl.SetLogger(logger)
@@ -162,6 +172,7 @@ func Run(ctx context.Context, cfg Config) error {
 	rec, err := autoscaler.New(client.WithFieldOwner(mgr.GetClient(), FieldOwner), cfg.Observer, cfg.Store,
 		autoscaler.WithPodIndex(), autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
 		autoscaler.WithActuationConcurrency(cfg.ActuationConcurrency), autoscaler.WithLogger(cfg.Log),
+		autoscaler.WithVPARecommenderInterval(cfg.VPARecommenderInterval),
 		autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
 		autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))
 	if err != nil {

@@ -104,23 +104,50 @@ type Setup struct {
 	// Cluster is the control plane's start; Objects creating the CRD, RBAC
 	// and the applications' objects; Pods until every pod ran; Warmup from
 	// the controller's start until every MPA had a recommendation on
-	// fresh metrics.
+	// fresh metrics, or until Allowance passed.
 	Cluster, Objects, Pods, Warmup time.Duration
+	// Allowance is the longest the warm-up may take; Ready the MPAs with a
+	// recommendation (from their agent, with agents) on fresh metrics when
+	// it ended. A warm-up that runs out of its allowance is a missed check,
+	// and the rounds are measured all the same.
+	Allowance time.Duration
+	Ready     int
 }
 
 // Check is one figure against its target.
 type Check struct {
 	Figure, Measured, Target string
 	OK                       bool
+	key                      string // which figure, for WriteTable
 }
 
-// Checks are the figures with a target: every round, CPU, RSS (sampled
-// and peak) and the errors in the window.
+// Check keys beside the rounds'.
+const (
+	keyWarmup     = "warmup"
+	keyRound      = "round"
+	keyCPU        = "cpu"
+	keyRSS        = "rss"
+	keyHWM        = "hwm"
+	keyErrors     = "errors"
+	keyActing     = "acting"
+	keyAgentsHWM  = "agents-hwm"
+	keyAgentsErrs = "agents-errors"
+)
+
+// Checks are the figures with a target: the warm-up, every round, CPU,
+// RSS (sampled and peak) and the errors in the window.
 func (r Result) Checks() []Check {
 	t := r.Targets
-	var out []Check
+	ready := "with a recommendation on fresh metrics"
+	if r.Agents != nil {
+		ready = "with a recommendation from its agent on fresh metrics"
+	}
+	out := []Check{{key: keyWarmup, Figure: "warm-up: MPAs " + ready,
+		Measured: fmt.Sprintf("%d/%d after %s", r.Setup.Ready, r.Apps, dur(r.Setup.Warmup)),
+		Target:   fmt.Sprintf("%d/%d within %s", r.Apps, r.Apps, dur(r.Setup.Allowance)),
+		OK:       r.Apps > 0 && r.Setup.Ready == r.Apps}}
 	for i, rd := range r.Rounds {
-		out = append(out, Check{
+		out = append(out, Check{key: keyRound,
 			Figure:   fmt.Sprintf("round %d (T=%s), last MPA", i+1, rd.Start.UTC().Format("15:04:05")),
 			Measured: roundMeasured(rd),
 			Target:   "≤ " + t.Round.String(),
@@ -128,22 +155,22 @@ func (r Result) Checks() []Check {
 		})
 	}
 	if len(r.Rounds) == 0 {
-		out = append(out, Check{Figure: "rounds", Measured: "none measured", Target: "≤ " + t.Round.String()})
+		out = append(out, Check{key: keyRound, Figure: "rounds", Measured: "none measured", Target: "≤ " + t.Round.String()})
 	}
 	out = append(out,
-		Check{Figure: fmt.Sprintf("controller CPU, average over %s", dur(r.Window)), Measured: fmt.Sprintf("%.3f cores", r.CPU),
+		Check{key: keyCPU, Figure: fmt.Sprintf("controller CPU, average over %s", dur(r.Window)), Measured: fmt.Sprintf("%.3f cores", r.CPU),
 			Target: fmt.Sprintf("≤ %g core", t.CPU), OK: r.Window > 0 && r.CPU <= t.CPU},
-		Check{Figure: "controller RSS, max sampled every 1s", Measured: mib(r.RSSMax), Target: "≤ " + mib(t.RSS), OK: r.RSSMax > 0 && r.RSSMax <= t.RSS},
-		Check{Figure: "controller RSS peak (VmHWM)", Measured: mib(r.HWM), Target: "≤ " + mib(t.RSS), OK: r.HWM > 0 && r.HWM <= t.RSS},
-		Check{Figure: "controller errors in the window", Measured: countsBy(r.Errors, "0"), Target: "0", OK: sum(r.Errors) == 0},
+		Check{key: keyRSS, Figure: "controller RSS, max sampled every 1s", Measured: mib(r.RSSMax), Target: "≤ " + mib(t.RSS), OK: r.RSSMax > 0 && r.RSSMax <= t.RSS},
+		Check{key: keyHWM, Figure: "controller RSS peak (VmHWM)", Measured: mib(r.HWM), Target: "≤ " + mib(t.RSS), OK: r.HWM > 0 && r.HWM <= t.RSS},
+		Check{key: keyErrors, Figure: "controller errors in the window", Measured: countsBy(r.Errors, "0"), Target: "0", OK: sum(r.Errors) == 0},
 	)
 	if a := r.Agents; a != nil {
 		out = append(out,
-			Check{Figure: "agent runner CPU acting (besides training), average", Measured: fmt.Sprintf("%.3f cores", a.Acting),
+			Check{key: keyActing, Figure: "agent runner CPU acting (besides training), average", Measured: fmt.Sprintf("%.3f cores", a.Acting),
 				Target: fmt.Sprintf("≤ %g core", t.AgentsActing), OK: a.Window > 0 && a.Acting <= t.AgentsActing},
-			Check{Figure: "controller + agent runner RSS peak (VmHWM)", Measured: mib(r.HWM + a.HWM), Target: "≤ " + mib(t.AgentsRSS),
+			Check{key: keyAgentsHWM, Figure: "controller + agent runner RSS peak (VmHWM)", Measured: mib(r.HWM + a.HWM), Target: "≤ " + mib(t.AgentsRSS),
 				OK: a.HWM > 0 && r.HWM+a.HWM <= t.AgentsRSS},
-			Check{Figure: "agent runner failed cycles in the window", Measured: fmt.Sprintf("%.0f", a.Errors), Target: "0", OK: a.Errors == 0},
+			Check{key: keyAgentsErrs, Figure: "agent runner failed cycles in the window", Measured: fmt.Sprintf("%.0f", a.Errors), Target: "0", OK: a.Errors == 0},
 		)
 	}
 	return out
@@ -180,10 +207,14 @@ func WriteTable(w io.Writer, r Result) error {
 	row("setup: control plane, objects, pods, warm-up", fmt.Sprintf("%s, %s, %s, %s",
 		dur(r.Setup.Cluster), dur(r.Setup.Objects), dur(r.Setup.Pods), dur(r.Setup.Warmup)), "-", "-")
 	checks := r.Checks()
-	nRounds := max(len(r.Rounds), 1)
-	for _, c := range checks[:nRounds] {
-		row(c.Figure, c.Measured, c.Target, yes(c.OK))
+	rows := func(keys ...string) {
+		for _, c := range checks {
+			if slices.Contains(keys, c.key) {
+				row(c.Figure, c.Measured, c.Target, yes(c.OK))
+			}
+		}
 	}
+	rows(keyWarmup, keyRound)
 	if len(r.Rounds) > 0 {
 		p50, p95, longest, n := roundQuantiles(r.Rounds)
 		fig := fmt.Sprintf("complete rounds p50, p95, max (%d of %d)", n, len(r.Rounds))
@@ -193,16 +224,13 @@ func WriteTable(w io.Writer, r Result) error {
 			row(fig, fmt.Sprintf("%s, %s, %s", dur(p50), dur(p95), dur(longest)), "≤ "+r.Targets.Round.String(), yes(longest <= r.Targets.Round && n == len(r.Rounds)))
 		}
 	}
-	c := checks[nRounds]
-	row(c.Figure, c.Measured, c.Target, yes(c.OK))
+	rows(keyCPU)
 	row("controller CPU, busiest second", fmt.Sprintf("%.3f cores", r.CPUPeak), "-", "-")
 	row("machine CPU busy in the window", fmt.Sprintf("%.2f of %d cores", r.HostCPU, r.HostCores), "-", "-")
 	for _, p := range r.Processes {
 		row("  of which "+p.Name, fmt.Sprintf("%.2f cores", p.Cores), "-", "-")
 	}
-	for _, c := range checks[nRounds+1 : nRounds+4] {
-		row(c.Figure, c.Measured, c.Target, yes(c.OK))
-	}
+	rows(keyRSS, keyHWM, keyErrors)
 	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")
 	row("MPA steps in the window, mean duration", fmt.Sprintf("%.0f, %s", r.Steps, dur(r.StepMean)), "-", "-")
 	row("decisions applied, mean wait; changes by kind", fmt.Sprintf("%.0f, %s; %s", r.Decisions, dur(r.DelayMean), countsBy(r.Actuations, "none")), "-", "-")
@@ -215,9 +243,7 @@ func WriteTable(w io.Writer, r Result) error {
 		row(fmt.Sprintf("agent runner: agents hosted; CPU over %s, busiest second", dur(a.Window)),
 			fmt.Sprintf("%.0f; %.3f cores, %.3f cores", a.Hosted, a.CPU, a.CPUPeak), "-", "-")
 		row("agent runner CPU training (time holding a training slot)", fmt.Sprintf("%.3f cores", a.Training), "-", "-")
-		for _, c := range checks[len(checks)-3:] {
-			row(c.Figure, c.Measured, c.Target, yes(c.OK))
-		}
+		rows(keyActing, keyAgentsHWM, keyAgentsErrs)
 		row("agent runner RSS, max sampled every 1s", mib(a.RSSMax), "-", "-")
 		row("agent steps by stage; episodes", fmt.Sprintf("%s; %.0f", countsBy(a.Steps, "0"), a.Episodes), "-", "-")
 		row("agent updates by stage (per second)", fmt.Sprintf("%s (%.1f/s)", countsBy(a.Updates, "0"), a.UpdatesPerSecond), "-", "-")

@@ -20,7 +20,8 @@ func sampleResult() Result {
 	T := time.Date(2025, 1, 1, 12, 0, 15, 0, time.UTC)
 	return Result{
 		Apps: 1000, Nodes: 36, Pods: 1012, Pending: 2, WithMetrics: 999, Step: 15 * time.Second,
-		Setup:          Setup{Cluster: 9870 * time.Millisecond, Objects: 21340 * time.Millisecond, Pods: 76020 * time.Millisecond, Warmup: 47500 * time.Millisecond},
+		Setup: Setup{Cluster: 9870 * time.Millisecond, Objects: 21340 * time.Millisecond, Pods: 76020 * time.Millisecond, Warmup: 47500 * time.Millisecond,
+			Allowance: 8 * time.Minute, Ready: 1000},
 		WithoutMetrics: []string{"app-0007: False MetricsUnavailable: holding the last decision: telemetry: no data"},
 		Rounds: []Round{
 			{Start: T, Steps: 1000, Want: 1000, Complete: true, Reported: true, Duration: 3210 * time.Millisecond, Written: 412, Unchanged: 588},
@@ -99,6 +100,10 @@ func TestChecks(t *testing.T) {
 			r.Rounds = r.Rounds[:1]
 			r.Rounds[0].Duration = 15*time.Second + time.Millisecond
 		}, missed: []string{"round 1 (T=12:00:15), last MPA: 15s (1000/1000 MPA steps; status written 412, unchanged 588), target ≤ 15s"}},
+		{name: "a warm-up out of its allowance", edit: func(r *Result) {
+			r.Rounds = r.Rounds[:1]
+			r.Setup.Warmup, r.Setup.Ready = 8*time.Minute+500*time.Millisecond, 987
+		}, missed: []string{"warm-up: MPAs with a recommendation on fresh metrics: 987/1000 after 8m0.5s, target 1000/1000 within 8m0s"}},
 		{name: "no rounds", edit: func(r *Result) { r.Rounds = nil }, missed: []string{"rounds: none measured, target ≤ 15s"}},
 		{name: "CPU, RSS and errors", edit: func(r *Result) {
 			r.Rounds = r.Rounds[:1]

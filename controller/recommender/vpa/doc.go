@@ -11,6 +11,8 @@
 // pods are 12 h old and the change is at least 10 %; replicas are untouched.
 // Every pod of a workload is taken as alike: one CPU sample per ready pod per
 // step and one memory peak per pod per aggregation interval; the confidence
-// counts samples at upstream's one per pod per minute. Time advances by the
+// counts samples at upstream's one per pod per minute. Samples are taken at
+// every step and the recommendation recomputed once per recommender interval
+// (1 min, as upstream's --recommender-interval). Time advances by the
 // configured step on every call.
 package vpa

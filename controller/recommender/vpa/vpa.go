@@ -26,6 +26,7 @@ const (
 	DefaultPodLifetimeThreshold      = 12 * time.Hour
 	DefaultEvictAfterOOM             = 10 * time.Minute
 	DefaultCPUFirstBucket            = 0.01 // cores
+	DefaultRecommenderInterval       = time.Minute
 
 	bucketGrowth    = 0.05
 	maxCPU          = 1000.0 // cores, histogram range
@@ -72,6 +73,7 @@ type config struct {
 	evictAfterOOM            time.Duration
 	controlled               Resource
 	cpuFirstBucket           float64
+	interval                 time.Duration
 }
 
 // Option configures a VPA.
@@ -144,6 +146,14 @@ func WithControlledResources(r Resource) Option { return func(c *config) { c.con
 // cores (0.01 upstream; newer releases use 0.001).
 func WithCPUFirstBucket(cores float64) Option { return func(c *config) { c.cpuFirstBucket = cores } }
 
+// WithRecommenderInterval sets how often the recommendation is recomputed
+// (--recommender-interval, 1 min): samples are taken at every step, and the
+// target and bounds are estimated at the first sample and then at the first
+// step at least d after the last estimate. 0 estimates at every step.
+// Between estimates the updater rule acts on the last recommendation, as
+// upstream's updater acts on the one in the VPA's status.
+func WithRecommenderInterval(d time.Duration) Option { return func(c *config) { c.interval = d } }
+
 func (c config) validate() error {
 	var errs []error
 	if !(0 < c.lowerP && c.lowerP <= c.targetP && c.targetP <= c.upperP && c.upperP <= 1) {
@@ -172,6 +182,9 @@ func (c config) validate() error {
 	}
 	if !(c.cpuFirstBucket > 0 && c.cpuFirstBucket < 1) {
 		errs = append(errs, fmt.Errorf("CPU first bucket %g cores must be in (0, 1)", c.cpuFirstBucket))
+	}
+	if c.interval < 0 {
+		errs = append(errs, fmt.Errorf("recommender interval %v must be non-negative", c.interval))
 	}
 	return errors.Join(errs...)
 }
@@ -216,6 +229,7 @@ type VPA struct {
 	minAmt, lowAmt, hiAmt amounts // policy minimum per pod and bounds' min/maxAllowed
 
 	hasRec                    bool
+	estAt                     time.Duration // when the recommendation was estimated
 	target, lower, upper, unc amounts
 }
 
@@ -228,6 +242,7 @@ func New(b recommender.Bounds, step time.Duration, opts ...Option) (*VPA, error)
 		oomRatio: DefaultOOMBumpUpRatio, oomMin: DefaultOOMMinBumpUp,
 		updateThreshold: DefaultUpdateThreshold, podLifetime: DefaultPodLifetimeThreshold, evictAfterOOM: DefaultEvictAfterOOM,
 		controlled: CPU | Memory, cpuFirstBucket: DefaultCPUFirstBucket,
+		interval: DefaultRecommenderInterval,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -267,7 +282,8 @@ func (v *VPA) Recommendation() (Recommendation, bool) {
 	}, true
 }
 
-// Observe feeds one step's samples and updates the recommendation.
+// Observe feeds one step's samples and updates the recommendation when the
+// recommender interval has passed since it was last estimated.
 func (v *VPA) Observe(obs recommender.Observation) {
 	start := time.Duration(v.n) * v.step // the step's start: upstream MeasureStart
 	v.n++
@@ -293,8 +309,9 @@ func (v *VPA) Observe(obs recommender.Observation) {
 		v.quickOOM = v.now-v.lastOOM < v.c.evictAfterOOM
 		v.lastOOM = v.now
 	}
-	if v.samples > 0 {
+	if v.samples > 0 && (!v.hasRec || v.now-v.estAt >= v.c.interval) {
 		v.estimate()
+		v.estAt = v.now
 	}
 }
 

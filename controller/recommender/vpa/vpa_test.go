@@ -312,6 +312,7 @@ func TestNewErrors(t *testing.T) {
 		{"first bucket", bounds, time.Minute, []vpa.Option{vpa.WithCPUFirstBucket(0)}, "CPU first bucket"},
 		{"min resources", bounds, time.Minute, []vpa.Option{vpa.WithMinResources(-1, 0)}, "minimum resources"},
 		{"thresholds", bounds, time.Minute, []vpa.Option{vpa.WithEvictAfterOOM(-1)}, "evict-after-OOM"},
+		{"recommender interval", bounds, time.Minute, []vpa.Option{vpa.WithRecommenderInterval(-time.Second)}, "recommender interval -1s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,6 +320,53 @@ func TestNewErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.errMsg)
 			assert.Contains(t, err.Error(), "vpa:")
+		})
+	}
+}
+
+// The recommendation is estimated at the first sample and then once per
+// recommender interval, from every sample taken since (the same as a VPA
+// estimating at every step, read at those steps); in between the updater
+// acts on the last one.
+func TestRecommenderInterval(t *testing.T) {
+	const step = 15 * time.Second
+	tests := []struct {
+		name     string
+		opts     []vpa.Option
+		estimate func(n int) bool // whether call n (from 1) estimates
+	}{
+		{"default 1 min", nil, func(n int) bool { return n%4 == 1 }},
+		{"30 s", []vpa.Option{vpa.WithRecommenderInterval(30 * time.Second)}, func(n int) bool { return n%2 == 1 }},
+		{"not a multiple of the step", []vpa.Option{vpa.WithRecommenderInterval(40 * time.Second)}, func(n int) bool { return n%3 == 1 }},
+		{"every step", []vpa.Option{vpa.WithRecommenderInterval(0)}, func(int) bool { return true }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newVPA(t, step, tc.opts...)
+			every := newVPA(t, step, vpa.WithRecommenderInterval(0))
+			cur := recommender.Allocation{Replicas: 2, CPU: 1, Memory: 1 << 30}
+			var held vpa.Recommendation
+			changed := 0
+			for n := 1; n <= 40; n++ {
+				// Usage and peaks grow, so every estimate differs from the last.
+				o := observation(2, cur.CPU, cur.Memory, 0.05*float64(n), float64(100+10*n)*mi)
+				v.Observe(o)
+				every.Observe(o)
+				got, ok := v.Recommendation()
+				require.True(t, ok)
+				want, _ := every.Recommendation()
+				if tc.estimate(n) {
+					require.Equal(t, want, got, "call %d estimates", n)
+					if n > 1 && got != held {
+						changed++
+					}
+					held = got
+				} else {
+					require.Equal(t, held, got, "call %d keeps the last estimate", n)
+					require.NotEqual(t, want, got, "call %d: the samples moved the estimate", n)
+				}
+			}
+			assert.Positive(t, changed)
 		})
 	}
 }
