@@ -3,10 +3,12 @@ package scale
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -119,6 +121,45 @@ func parseHostStat(b []byte) (busy, all time.Duration, err error) {
 	tick := time.Second / userHZ
 	busyTicks := v[0] + v[1] + v[2] + v[5] + v[6]
 	return time.Duration(busyTicks) * tick, time.Duration(busyTicks+v[3]+v[4]+v[7]) * tick, nil
+}
+
+// pressureStall reads the time some task waited for resource ("cpu" or
+// "io") from /proc/pressure/<resource> (the kernel's pressure stall
+// information); ok is false when the kernel has none.
+func pressureStall(resource string) (some time.Duration, ok bool, err error) {
+	b, err := os.ReadFile("/proc/pressure/" + resource)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.EOPNOTSUPP) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	some, err = parsePressure(b)
+	if err != nil {
+		return 0, false, fmt.Errorf("/proc/pressure/%s: %w", resource, err)
+	}
+	return some, true, nil
+}
+
+// parsePressure returns the "some" line's total (microseconds).
+func parsePressure(b []byte) (time.Duration, error) {
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "some" {
+			continue
+		}
+		for _, kv := range f[1:] {
+			if v, ok := strings.CutPrefix(kv, "total="); ok {
+				us, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("%q: %w", truncate([]byte(line)), err)
+				}
+				return time.Duration(us) * time.Microsecond, nil
+			}
+		}
+		return 0, fmt.Errorf("%q: no total=", truncate([]byte(line)))
+	}
+	return 0, fmt.Errorf("%q: no \"some\" line", truncate(b))
 }
 
 // memory is a process's resident set size now and its peak, in bytes.

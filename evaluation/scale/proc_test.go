@@ -105,6 +105,25 @@ func TestProcOfThisProcess(t *testing.T) {
 	assert.Greater(t, all, busy)
 }
 
+func TestParsePressure(t *testing.T) {
+	some, err := parsePressure([]byte("some avg10=60.19 avg60=39.33 avg300=26.23 total=1310253870\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 1310253870*time.Microsecond, some)
+	for _, tc := range []struct{ in, want string }{
+		{"", `no "some" line`},
+		{"full avg10=0 total=5\n", `no "some" line`},
+		{"some avg10=1.0\n", "no total="},
+		{"some total=x\n", `"some total=x\n": strconv.ParseUint`},
+	} {
+		_, err := parsePressure([]byte(tc.in))
+		assert.ErrorContains(t, err, tc.want, "%q", tc.in)
+	}
+	// The machine's own, where it has one.
+	if _, ok, err := pressureStall("cpu"); ok {
+		assert.NoError(t, err)
+	}
+}
+
 func TestParseHostStat(t *testing.T) {
 	busy, all, err := parseHostStat([]byte("cpu  1000 10 200 5000 30 5 7 40 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n"))
 	require.NoError(t, err)

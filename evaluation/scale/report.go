@@ -45,6 +45,10 @@ type Result struct {
 	HostCPU   float64
 	HostCores int
 	Processes []ProcessCPU
+	// Pressure is the share of Window in which some task waited for CPU
+	// and for I/O (/proc/pressure; nil where the kernel has none): which
+	// of the two the testbed is short of.
+	Pressure *Pressure
 	// RSSMax is the highest VmRSS sampled every second over Window; HWM
 	// is VmHWM at the end (the peak since the controller started,
 	// warm-up included). Both in bytes.
@@ -92,6 +96,10 @@ type AgentsResult struct {
 	// Errors counts failed agent cycles; Episodes finished episodes.
 	Errors, Episodes float64
 }
+
+// Pressure is the kernel's pressure stall information over a window: the
+// share of it in which at least one task waited for CPU, for I/O.
+type Pressure struct{ CPU, IO float64 }
 
 // ProcessCPU is one process's (or same-named processes') CPU in cores.
 type ProcessCPU struct {
@@ -229,6 +237,9 @@ func WriteTable(w io.Writer, r Result) error {
 	row("machine CPU busy in the window", fmt.Sprintf("%.2f of %d cores", r.HostCPU, r.HostCores), "-", "-")
 	for _, p := range r.Processes {
 		row("  of which "+p.Name, fmt.Sprintf("%.2f cores", p.Cores), "-", "-")
+	}
+	if p := r.Pressure; p != nil {
+		row("machine pressure: some task waiting for CPU, for I/O", fmt.Sprintf("%.1f %%, %.1f %% of the window", 100*p.CPU, 100*p.IO), "-", "-")
 	}
 	rows(keyRSS, keyHWM, keyErrors)
 	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")

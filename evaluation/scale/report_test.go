@@ -31,6 +31,7 @@ func sampleResult() Result {
 		Window: 30*time.Second + 200*time.Millisecond, CPU: 0.2134, CPUPeak: 0.98,
 		HostCPU: 1.83, HostCores: 2,
 		Processes: []ProcessCPU{{"kube-apiserver", 0.61}, {"bench (twin, watch)", 0.45}, {"controller", 0.2134}},
+		Pressure:  &Pressure{CPU: 0.843, IO: 0.004},
 		RSSMax:    83 << 20, HWM: 91 << 20,
 		Errors:      map[string]float64{},
 		ErrorsTotal: map[string]float64{"observe": 1000},

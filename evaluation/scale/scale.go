@@ -672,6 +672,10 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 		names[b.runner.Pid()] = "agent runner"
 	}
 	res.Processes = processCPU(r0.procs, r1.procs, names, res.Window)
+	if r0.psi && r1.psi && res.Window > 0 {
+		res.Pressure = &Pressure{CPU: (r1.cpuStall - r0.cpuStall).Seconds() / res.Window.Seconds(),
+			IO: (r1.ioStall - r0.ioStall).Seconds() / res.Window.Seconds()}
+	}
 	res.RSSMax, res.HWM = max(rssMax, mem.RSS), mem.HWM
 	d := r1.counters.since(r0.counters)
 	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, r1.counters.Errors, d.Requests, d.Steps
@@ -694,6 +698,10 @@ type reading struct {
 	cpu      time.Duration // the controller's CPU time at at
 	host     time.Duration // the machine's busy CPU time
 	procs    map[int]procStat
+	// Pressure stall totals: time some task waited for CPU and for I/O
+	// (psi false: the kernel has no pressure information).
+	cpuStall, ioStall time.Duration
+	psi               bool
 }
 
 // readAt scrapes the controller's counters counterLead before t (so that
@@ -719,6 +727,14 @@ func readAt(ctx context.Context, hc *http.Client, metricsURL string, pid int, t 
 	if r.host, r.procs, err = testbedCPU(); err != nil {
 		return r, fmt.Errorf("scale: %w", err)
 	}
+	var okIO bool
+	if r.cpuStall, r.psi, err = pressureStall("cpu"); err == nil {
+		r.ioStall, okIO, err = pressureStall("io")
+	}
+	if err != nil {
+		return r, fmt.Errorf("scale: %w", err)
+	}
+	r.psi = r.psi && okIO
 	return r, nil
 }
 
