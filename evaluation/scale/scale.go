@@ -346,6 +346,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		warmup += 40 * cfg.Step
 	}
 	res.Setup.Allowance = warmup
+	warmHC := &http.Client{Timeout: 5 * time.Second}
 	lastLog := time.Now()
 	err = poll(ctx, warmup, 500*time.Millisecond, func() (bool, error) {
 		if err := b.healthy(); err != nil {
@@ -356,7 +357,14 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 			return false, err
 		}
 		if time.Since(lastLog) >= 10*time.Second {
-			log.Info("bench: warming up", "withRecommendation", withRec, "withMetrics", withMetrics, "of", len(keys))
+			// With the controller's last round, so that how far rounds
+			// reach during the warm-up can be read from the bench's log.
+			attrs := []any{"withRecommendation", withRec, "withMetrics", withMetrics, "of", len(keys)}
+			if c, _, err := scrapeCounters(ctx, warmHC, metricsURL); err == nil && len(c.LastRound) > 0 {
+				attrs = append(attrs, "lastRoundSteps", c.LastRound["steps"], "lastRoundSeconds", c.LastRound["seconds"],
+					"lastRoundWritten", c.LastRound["written"])
+			}
+			log.Info("bench: warming up", attrs...)
 			lastLog = time.Now()
 		}
 		res.Setup.Ready = withMetrics
