@@ -61,7 +61,8 @@ type worker struct {
 	tgt    []float64
 
 	// The last checkpoint written since the runner started hosting the
-	// agent (zero: none yet), and the agent's update count in it.
+	// agent (zero: none yet), and the agent's update count in the
+	// checkpoint on disk (the one it was loaded from, until it saves).
 	saved        time.Time
 	savedUpdates int
 	// The last copy to the object store: when, and of which stage.
@@ -292,6 +293,7 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		w.withhold(ctx, m, ReasonCheckpointUnreadable, msg)
 	}
 	w.ag = ag
+	w.savedUpdates = w.st.Updates
 	if w.task == "" { // else registered by an earlier load (before SERVING)
 		if err := w.startMeta(ctx); err != nil {
 			return err
