@@ -735,14 +735,14 @@ func readAt(ctx context.Context, hc *http.Client, metricsURL string, pid int, t 
 	if r.host, r.procs, err = testbedCPU(); err != nil {
 		return r, fmt.Errorf("scale: %w", err)
 	}
-	var okIO bool
-	if r.cpuStall, r.psi, err = pressureStall("cpu"); err == nil {
-		r.ioStall, okIO, err = pressureStall("io")
-	}
-	if err != nil {
+	var okCPU, okIO bool
+	if r.cpuStall, okCPU, err = pressureStall("cpu"); err != nil {
 		return r, fmt.Errorf("scale: %w", err)
 	}
-	r.psi = r.psi && okIO
+	if r.ioStall, okIO, err = pressureStall("io"); err != nil {
+		return r, fmt.Errorf("scale: %w", err)
+	}
+	r.psi = okCPU && okIO
 	return r, nil
 }
 
