@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/aware-autoscaler/aware/controller/admission"
 	"github.com/aware-autoscaler/aware/controller/manager"
@@ -134,7 +135,7 @@ func runController(ctx context.Context, fl controllerFlags) error {
 	rc.QPS, rc.Burst = fl.qps, fl.burst
 	fl.cfg.REST = rc
 	fl.cfg.Log = slog.Default()
-	obs, store, err := fl.src.Open(ctx, fl.cfg.Log)
+	obs, store, err := fl.src.Open(ctx, fl.cfg.Log, manager.WithObserverMetrics(crmetrics.Registry))
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	ropts := append([]Option{WithLogger(cfg.Log), WithRegisterer(crmetrics.Registry), WithRecorder(mgr.GetEventRecorderFor(FieldOwner)),
 		WithEnvOptions(mpaenv.WithPodIndex())}, cfg.Options...)
-	r, err := New(client.WithFieldOwner(mgr.GetClient(), FieldOwner), manager.NewSnapshotObserver(src), store, filepath.Join(cfg.Dir, "checkpoints"), ropts...)
+	r, err := New(client.WithFieldOwner(mgr.GetClient(), FieldOwner), manager.NewSnapshotObserver(src, manager.WithObserverMetrics(crmetrics.Registry)), store, filepath.Join(cfg.Dir, "checkpoints"), ropts...)
 	if err != nil {
 		return err
 	}

@@ -9,27 +9,88 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/telemetry"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
+// DefaultSnapshotRounds is how many rounds' snapshots a SnapshotObserver
+// keeps.
+const DefaultSnapshotRounds = 4
+
 // SnapshotObserver implements autoscaler.Observer with one telemetry
 // snapshot per round: the first MPA of a round takes it (a fixed handful of
 // PromQL queries for every pod), the others of the same round reuse it.
+//
+// It keeps the snapshots of the last few rounds, each taken at most once,
+// so callers observing different rounds at the same time (the agents of
+// a runner, each at its own step, some a round behind) neither query
+// Prometheus again in turn nor wait behind each other's queries. A round's
+// snapshot is evaluated when its first caller asks, but never later than
+// the round's end plus the lateness (default: a tenth of the window, at
+// most 1 s, as the agents' environment settles): a caller a round late
+// still gets the window it asked for, not the newest one.
 type SnapshotObserver struct {
-	src telemetry.Snapshotter
+	src  telemetry.Snapshotter
+	keep int
+	late time.Duration // < 0: the default for the window
+	now  func() time.Time
+	met  *snapshotMetrics
 
-	mu    sync.Mutex
-	round time.Time
-	snap  *telemetry.Snapshot
-	err   error
+	mu     sync.Mutex
+	rounds map[roundKey]*roundSnapshot
+}
+
+type roundKey struct {
+	end    time.Time
+	window time.Duration
+}
+
+// roundSnapshot is one round's snapshot, taken once; done closes when snap
+// and err are set.
+type roundSnapshot struct {
+	done      chan struct{}
+	snap      *telemetry.Snapshot
+	err       error
+	cancelled bool // err came from its taker's context: take it again
+}
+
+// ObserverOption configures a SnapshotObserver.
+type ObserverOption func(*SnapshotObserver)
+
+// WithSnapshotRounds keeps the snapshots of the last n rounds (default
+// DefaultSnapshotRounds; at least 1).
+func WithSnapshotRounds(n int) ObserverOption {
+	return func(o *SnapshotObserver) { o.keep = max(n, 1) }
+}
+
+// WithLateness bounds how long after a round's end its snapshot is
+// evaluated (negative: the default, a tenth of the window, at most 1 s).
+func WithLateness(d time.Duration) ObserverOption { return func(o *SnapshotObserver) { o.late = d } }
+
+// WithObserverClock replaces time.Now (tests).
+func WithObserverClock(now func() time.Time) ObserverOption {
+	return func(o *SnapshotObserver) { o.now = now }
+}
+
+// WithObserverMetrics registers the observer's metrics with reg:
+// aware_telemetry_snapshots_total by result and the
+// aware_telemetry_snapshot_seconds histogram. Register one observer per
+// registry.
+func WithObserverMetrics(reg prometheus.Registerer) ObserverOption {
+	return func(o *SnapshotObserver) { o.met = newSnapshotMetrics(reg) }
 }
 
 // NewSnapshotObserver returns an observer over src.
-func NewSnapshotObserver(src telemetry.Snapshotter) *SnapshotObserver {
-	return &SnapshotObserver{src: src}
+func NewSnapshotObserver(src telemetry.Snapshotter, opts ...ObserverOption) *SnapshotObserver {
+	o := &SnapshotObserver{src: src, keep: DefaultSnapshotRounds, late: -1, now: time.Now, rounds: map[roundKey]*roundSnapshot{}}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
 }
 
 // Observe implements autoscaler.Observer.
@@ -53,19 +114,104 @@ func podKeys(namespace string, pods []string) []telemetry.PodKey {
 	return keys
 }
 
-func (o *SnapshotObserver) snapshot(ctx context.Context, round time.Time, window time.Duration) (*telemetry.Snapshot, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.round.Equal(round) && (o.snap != nil || o.err != nil) {
-		return o.snap, o.err
+// snapshot returns the snapshot of the round ending at end, taking it if
+// no caller has; callers of a round being taken wait for it.
+func (o *SnapshotObserver) snapshot(ctx context.Context, end time.Time, window time.Duration) (*telemetry.Snapshot, error) {
+	key := roundKey{end: end, window: window}
+	for {
+		o.mu.Lock()
+		r, ok := o.rounds[key]
+		if !ok {
+			r = &roundSnapshot{done: make(chan struct{})}
+			o.rounds[key] = r
+			o.evict()
+			o.mu.Unlock()
+			o.take(ctx, key, r)
+			return r.snap, r.err
+		}
+		o.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if !r.cancelled {
+			return r.snap, r.err
+		}
+		// Its taker gave up; take it again, unless this caller has too.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	o.round = round
-	o.snap, o.err = o.src.Snapshot(ctx, window, time.Now())
-	if o.err != nil && ctx.Err() != nil {
+}
+
+// take evaluates r, the snapshot of round key, and publishes it.
+func (o *SnapshotObserver) take(ctx context.Context, key roundKey, r *roundSnapshot) {
+	late := o.late
+	if late < 0 {
+		late = min(key.window/10, time.Second)
+	}
+	at := o.now()
+	if bound := key.end.Add(late); at.After(bound) {
+		at = bound
+	}
+	start := time.Now()
+	r.snap, r.err = o.src.Snapshot(ctx, key.window, at)
+	o.met.observe(r.err, time.Since(start))
+	if r.err != nil && ctx.Err() != nil {
 		// A cancelled caller must not poison the round for the others.
-		o.round = time.Time{}
+		r.cancelled = true
+		o.mu.Lock()
+		if o.rounds[key] == r {
+			delete(o.rounds, key)
+		}
+		o.mu.Unlock()
 	}
-	return o.snap, o.err
+	close(r.done)
+}
+
+// evict drops the oldest rounds beyond the number kept; o.mu is held.
+func (o *SnapshotObserver) evict() {
+	for len(o.rounds) > o.keep {
+		var oldest roundKey
+		first := true
+		for k := range o.rounds {
+			if first || k.end.Before(oldest.end) {
+				oldest, first = k, false
+			}
+		}
+		delete(o.rounds, oldest)
+	}
+}
+
+// snapshotMetrics are the observer's Prometheus metrics (nil: none).
+type snapshotMetrics struct {
+	taken   *prometheus.CounterVec
+	seconds prometheus.Histogram
+}
+
+func newSnapshotMetrics(reg prometheus.Registerer) *snapshotMetrics {
+	m := &snapshotMetrics{
+		taken: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_telemetry_snapshots_total",
+			Help: "Telemetry snapshots taken (one set of PromQL queries for every pod), by result (ok, error)."}, []string{"result"}),
+		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_telemetry_snapshot_seconds",
+			Help:    "Time taking one telemetry snapshot (its queries run in parallel).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
+	}
+	reg.MustRegister(m.taken, m.seconds)
+	return m
+}
+
+func (m *snapshotMetrics) observe(err error, d time.Duration) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.taken.WithLabelValues(result).Inc()
+	m.seconds.Observe(d.Seconds())
 }
 
 // Sources says where metrics come from and trajectories go.
@@ -80,9 +226,9 @@ type Sources struct {
 	InfluxURL, InfluxDB string
 }
 
-// Open builds the observer and the trajectory store; close the store when
-// done.
-func (s Sources) Open(ctx context.Context, log *slog.Logger) (autoscaler.Observer, trajectory.Store, error) {
+// Open builds the observer (with opts) and the trajectory store; close the
+// store when done.
+func (s Sources) Open(ctx context.Context, log *slog.Logger, opts ...ObserverOption) (autoscaler.Observer, trajectory.Store, error) {
 	if s.PrometheusURL == "" {
 		return nil, nil, errors.New("controller: a Prometheus URL is required (--prometheus)")
 	}
@@ -106,5 +252,5 @@ func (s Sources) Open(ctx context.Context, log *slog.Logger) (autoscaler.Observe
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller: %w", err)
 	}
-	return NewSnapshotObserver(src), store, nil
+	return NewSnapshotObserver(src, opts...), store, nil
 }

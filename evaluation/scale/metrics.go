@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -24,6 +25,11 @@ const (
 	metricActuationDelay  = "aware_controller_actuation_delay_seconds"
 	metricRequests        = "rest_client_requests_total"
 	metricLastRound       = "aware_controller_last_round"
+
+	// The telemetry snapshots of the controller's and of the runner's
+	// observer (controller/manager).
+	metricSnapshots       = "aware_telemetry_snapshots_total"
+	metricSnapshotSeconds = "aware_telemetry_snapshot_seconds"
 
 	// The agent runner's (controller/agents).
 	metricAgentSteps    = "aware_agents_steps_total"
@@ -54,6 +60,11 @@ type counters struct {
 	// LastRound is the controller's last complete round by field (start
 	// in Unix seconds, seconds, steps, written): a gauge, not a counter.
 	LastRound map[string]float64
+	// Snapshots counts the observer's telemetry snapshots by result;
+	// SnapshotsTimed and SnapshotSeconds are the count and sum of their
+	// duration histogram.
+	Snapshots                       map[string]float64
+	SnapshotsTimed, SnapshotSeconds float64
 
 	// The agent runner's: acting steps and training updates by stage,
 	// withheld recommendations by reason, failed cycles, episodes, and
@@ -81,8 +92,10 @@ func (c counters) since(c0 counters) counters {
 		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
 		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
 		Actuations: sub(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
-		LastRound:  c.LastRound,
-		AgentSteps: sub(c.AgentSteps, c0.AgentSteps), AgentUpdates: sub(c.AgentUpdates, c0.AgentUpdates),
+		LastRound: c.LastRound,
+		Snapshots: sub(c.Snapshots, c0.Snapshots), SnapshotsTimed: c.SnapshotsTimed - c0.SnapshotsTimed,
+		SnapshotSeconds: c.SnapshotSeconds - c0.SnapshotSeconds,
+		AgentSteps:      sub(c.AgentSteps, c0.AgentSteps), AgentUpdates: sub(c.AgentUpdates, c0.AgentUpdates),
 		AgentWithheld: sub(c.AgentWithheld, c0.AgentWithheld), AgentErrors: c.AgentErrors - c0.AgentErrors,
 		AgentEpisodes: c.AgentEpisodes - c0.AgentEpisodes,
 		Trainings:     c.Trainings - c0.Trainings, TrainingSeconds: c.TrainingSeconds - c0.TrainingSeconds,
@@ -130,7 +143,7 @@ func parseCounters(r io.Reader) (counters, error) {
 		return counters{}, fmt.Errorf("controller metrics: %w", err)
 	}
 	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}, Actuations: map[string]float64{},
-		LastRound: map[string]float64{}, AgentSteps: map[string]float64{}, AgentUpdates: map[string]float64{}, AgentWithheld: map[string]float64{}}
+		LastRound: map[string]float64{}, Snapshots: map[string]float64{}, AgentSteps: map[string]float64{}, AgentUpdates: map[string]float64{}, AgentWithheld: map[string]float64{}}
 	byLabel := func(name, label string, into map[string]float64) {
 		f := fams[name]
 		if f == nil {
@@ -143,6 +156,7 @@ func parseCounters(r io.Reader) (counters, error) {
 	byLabel(metricErrors, "where", c.Errors)
 	byLabel(metricRequests, "method", c.Requests)
 	byLabel(metricActuations, "kind", c.Actuations)
+	byLabel(metricSnapshots, "result", c.Snapshots)
 	byLabel(metricAgentSteps, "stage", c.AgentSteps)
 	byLabel(metricAgentUpdates, "stage", c.AgentUpdates)
 	byLabel(metricAgentWithheld, "reason", c.AgentWithheld)
@@ -162,6 +176,7 @@ func parseCounters(r io.Reader) (counters, error) {
 	histogram(metricStep, &c.Steps, &c.StepSeconds)
 	histogram(metricActuationDelay, &c.Decisions, &c.DelaySeconds)
 	histogram(metricAgentTraining, &c.Trainings, &c.TrainingSeconds)
+	histogram(metricSnapshotSeconds, &c.SnapshotsTimed, &c.SnapshotSeconds)
 	if f := fams[metricAgentsHosted]; f != nil {
 		for _, m := range f.GetMetric() {
 			c.AgentsHosted += m.GetGauge().GetValue()
@@ -184,4 +199,13 @@ func labelValue(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
+}
+
+// snapshots summarises the telemetry snapshots between two readings.
+func (c counters) snapshots() Snapshots {
+	s := Snapshots{Taken: c.Snapshots["ok"], Failed: c.Snapshots["error"]}
+	if c.SnapshotsTimed > 0 {
+		s.Mean = time.Duration(c.SnapshotSeconds / c.SnapshotsTimed * float64(time.Second))
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,6 +59,13 @@ aware_agents_episodes_total 1250
 aware_agents_training_seconds_bucket{le="+Inf"} 4900
 aware_agents_training_seconds_sum 61.5
 aware_agents_training_seconds_count 4900
+# TYPE aware_telemetry_snapshots_total counter
+aware_telemetry_snapshots_total{result="ok"} 90
+aware_telemetry_snapshots_total{result="error"} 4
+# TYPE aware_telemetry_snapshot_seconds histogram
+aware_telemetry_snapshot_seconds_bucket{le="+Inf"} 94
+aware_telemetry_snapshot_seconds_sum 47
+aware_telemetry_snapshot_seconds_count 94
 `
 
 func TestParseAgentCounters(t *testing.T) {
@@ -71,14 +79,18 @@ func TestParseAgentCounters(t *testing.T) {
 	assert.Equal(t, 1250.0, c.AgentEpisodes)
 	assert.Equal(t, 4900.0, c.Trainings)
 	assert.InDelta(t, 61.5, c.TrainingSeconds, 1e-9)
+	assert.Equal(t, Snapshots{Taken: 90, Failed: 4, Mean: 500 * time.Millisecond}, c.snapshots())
 
 	later := c
+	later.Snapshots = map[string]float64{"ok": 100, "error": 4}
+	later.SnapshotsTimed, later.SnapshotSeconds = 104, 49
 	later.AgentSteps = map[string]float64{"Online": 6000, "Serving": 20}
 	later.TrainingSeconds = 70
 	d := later.since(c)
 	assert.Equal(t, map[string]float64{"Online": 1000}, d.AgentSteps, "unchanged stages drop out")
 	assert.InDelta(t, 8.5, d.TrainingSeconds, 1e-9)
 	assert.Equal(t, 1000.0, d.AgentsHosted, "a gauge is read, not differenced")
+	assert.Equal(t, Snapshots{Taken: 10, Mean: 200 * time.Millisecond}, d.snapshots())
 }
 
 func TestParseCounters(t *testing.T) {

@@ -70,6 +70,8 @@ type Result struct {
 	// Requests counts the controller's API requests over Window by method
 	// (rest_client_requests_total).
 	Requests map[string]float64
+	// Snapshots are the controller's telemetry snapshots over Window.
+	Snapshots Snapshots
 	// Agents is the agent runner's figures, with Config.Agents.
 	Agents *AgentsResult
 	// Targets are the bounds checked.
@@ -95,6 +97,20 @@ type AgentsResult struct {
 	UpdatesPerSecond float64
 	// Errors counts failed agent cycles; Episodes finished episodes.
 	Errors, Episodes float64
+	// Snapshots are the runner's own telemetry snapshots.
+	Snapshots Snapshots
+}
+
+// Snapshots counts one process's telemetry snapshots (one set of PromQL
+// queries for every pod, normally one per round): taken, failed, and
+// their mean duration.
+type Snapshots struct {
+	Taken, Failed float64
+	Mean          time.Duration
+}
+
+func (s Snapshots) String() string {
+	return fmt.Sprintf("%.0f taken, %.0f failed, mean %s", s.Taken, s.Failed, dur(s.Mean))
 }
 
 // Pressure is the kernel's pressure stall information over a window: the
@@ -250,6 +266,7 @@ func WriteTable(w io.Writer, r Result) error {
 		perSec = sum(r.Requests) / r.Window.Seconds()
 	}
 	row("API requests in the window", fmt.Sprintf("%s (%.1f/s)", countsBy(r.Requests, "0"), perSec), "-", "-")
+	row("controller's Prometheus snapshots in the window", r.Snapshots.String(), "-", "-")
 	if a := r.Agents; a != nil {
 		row(fmt.Sprintf("agent runner: agents hosted; CPU over %s, busiest second", dur(a.Window)),
 			fmt.Sprintf("%.0f; %.3f cores, %.3f cores", a.Hosted, a.CPU, a.CPUPeak), "-", "-")
@@ -259,6 +276,7 @@ func WriteTable(w io.Writer, r Result) error {
 		row("agent steps by stage; episodes", fmt.Sprintf("%s; %.0f", countsBy(a.Steps, "0"), a.Episodes), "-", "-")
 		row("agent updates by stage (per second)", fmt.Sprintf("%s (%.1f/s)", countsBy(a.Updates, "0"), a.UpdatesPerSecond), "-", "-")
 		row("agent recommendations withheld by reason", countsBy(a.Withheld, "0"), "-", "-")
+		row("agent runner's Prometheus snapshots", a.Snapshots.String(), "-", "-")
 	}
 	return tw.Flush()
 }

@@ -37,8 +37,9 @@ func sampleResult() Result {
 		ErrorsTotal: map[string]float64{"observe": 1000},
 		Steps:       1990, StepMean: 12345 * time.Microsecond,
 		Actuations: map[string]float64{"replicas": 120, "resize": 310}, Decisions: 400, DelayMean: 850 * time.Millisecond,
-		Requests: map[string]float64{"GET": 3980, "PATCH": 1990},
-		Targets:  DefaultTargets(),
+		Requests:  map[string]float64{"GET": 3980, "PATCH": 1990},
+		Snapshots: Snapshots{Taken: 2, Mean: 410 * time.Millisecond},
+		Targets:   DefaultTargets(),
 	}
 }
 
@@ -61,7 +62,8 @@ func sampleAgentsResult() Result {
 	r.Rounds = r.Rounds[:1]
 	r.Processes = append(r.Processes, ProcessCPU{"agent runner", 0.42})
 	r.Agents = &AgentsResult{
-		Window: 30 * time.Second, Hosted: 1000, CPU: 0.42, CPUPeak: 1.2, Training: 0.3, Acting: 0.12,
+		Snapshots: Snapshots{Taken: 2, Failed: 1, Mean: 1200 * time.Millisecond},
+		Window:    30 * time.Second, Hosted: 1000, CPU: 0.42, CPUPeak: 1.2, Training: 0.3, Acting: 0.12,
 		RSSMax: 900 << 20, HWM: 950 << 20,
 		Steps: map[string]float64{"Online": 2000}, Updates: map[string]float64{"Online": 1990}, UpdatesPerSecond: 66.3,
 		Withheld: map[string]float64{}, Episodes: 500,

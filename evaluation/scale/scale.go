@@ -687,7 +687,7 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	res.RSSMax, res.HWM = max(rssMax, mem.RSS), mem.HWM
 	d := r1.counters.since(r0.counters)
 	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, r1.counters.Errors, d.Requests, d.Steps
-	res.Actuations, res.Decisions = d.Actuations, d.Decisions
+	res.Actuations, res.Decisions, res.Snapshots = d.Actuations, d.Decisions, d.snapshots()
 	if d.Decisions > 0 {
 		res.DelayMean = time.Duration(d.DelaySeconds / d.Decisions * float64(time.Second))
 	}
@@ -788,7 +788,7 @@ func agentsResult(a0, a1 agentsReading, smp *sampler, pid int) (*AgentsResult, e
 		Window: window, CPU: (a1.cpu - a0.cpu).Seconds() / window.Seconds(), CPUPeak: peak,
 		Training: d.TrainingSeconds / window.Seconds(), RSSMax: max(rssMax, mem.RSS), HWM: mem.HWM,
 		Steps: d.AgentSteps, Updates: d.AgentUpdates, Withheld: d.AgentWithheld, Errors: d.AgentErrors, Episodes: d.AgentEpisodes,
-		Hosted: a1.counters.AgentsHosted,
+		Hosted: a1.counters.AgentsHosted, Snapshots: d.snapshots(),
 	}
 	r.Acting = max(r.CPU-r.Training, 0)
 	r.UpdatesPerSecond = sum(d.AgentUpdates) / window.Seconds()
