@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -86,11 +87,13 @@ process. Its own metrics are on --metrics-addr.`,
 	f.IntVar(&fl.replay, "replay", agents.DefaultReplay, "replay memory of each agent, in transitions (the newest overwrite the oldest; 192 B each, 1.2 KiB with --meta's embedding)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of every agent's weights and noise (with its MPA's UID)")
 	f.StringVar(&fl.cfg.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
+	f.StringVar(&fl.cfg.SnapshotsFrom, "snapshots-from", "", "the controller's metrics address, e.g. http://aware-controller:8080: observe from the Prometheus snapshots it takes each round (its --serve-snapshots) instead of querying Prometheus again; --prometheus is used when it does not answer")
 	f.StringVar(&fl.cfg.InfluxURL, "influx-url", "", "the controller's InfluxDB 1.x trajectory store (required)")
 	f.StringVar(&fl.cfg.InfluxDB, "influx-db", "aware", "InfluxDB database")
 	f.StringVar(&fl.cfg.Dir, "dir", "out/agents", "checkpoints (DIR/checkpoints) and the store's spool")
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8082", `address of /metrics ("0" disables)`)
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8083", `address of /healthz and /readyz ("0" disables)`)
+	f.BoolVar(&fl.cfg.Profiling, "pprof", false, "serve Go's profiles under /debug/pprof/ on --metrics-addr")
 	f.StringVar(&fl.meta, "meta", "", "folder of an `aware meta train` run: its frozen meta learner embeds each MPA's episodes into the agents' states, and agents of MPAs that do not bootstrap start from its meta-trained DDPG")
 	f.IntVar(&fl.metaM, "meta-m", 20, "trajectories per bundle the meta run was trained with")
 	actionsFlag(f, &fl.mapping)
@@ -116,6 +119,9 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	}
 	if fl.replay < 1 {
 		errs = append(errs, fmt.Errorf("--replay %d: must be positive", fl.replay))
+	}
+	if u, err := url.Parse(fl.cfg.SnapshotsFrom); fl.cfg.SnapshotsFrom != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		errs = append(errs, fmt.Errorf("--snapshots-from %q: want the controller's metrics address as an http(s) URL, e.g. http://aware-controller:8080", fl.cfg.SnapshotsFrom))
 	}
 	if fl.memLimit != "" {
 		q, err := resource.ParseQuantity(fl.memLimit)

@@ -43,7 +43,9 @@ func newControllerCmd() *cobra.Command {
 recommendation an external agent wrote), records trajectories (embedded store in --store-dir,
 or InfluxDB with --influx-url, spooled locally while InfluxDB is down), and actuates replicas
 through the scale subresource and resources in place (pods/resize), falling back to a rolling
-update. Its own metrics are on --metrics-addr.`,
+update. Its own metrics are on --metrics-addr, and so are the Prometheus snapshots it takes
+(one per round), from which ` + "`aware agents --snapshots-from`" + ` observes instead of querying
+Prometheus again (--serve-snapshots).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runController(cmd.Context(), fl)
@@ -59,6 +61,7 @@ update. Its own metrics are on --metrics-addr.`,
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8080", `address of /metrics ("0" disables)`)
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8081", `address of /healthz and /readyz ("0" disables)`)
 	f.BoolVar(&fl.cfg.Profiling, "pprof", false, "serve Go's profiles under /debug/pprof/ on --metrics-addr")
+	f.BoolVar(&fl.cfg.ServeSnapshots, "serve-snapshots", true, "serve each round's Prometheus snapshot on --metrics-addr at "+manager.SnapshotPath+", for aware agents --snapshots-from")
 	f.BoolVar(&fl.cfg.LeaderElection, "leader-elect", false, "elect one active replica (Lease "+manager.LeaderElectionID+")")
 	f.StringVar(&fl.cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the in-cluster namespace)")
 	f.StringVar(&fl.src.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")

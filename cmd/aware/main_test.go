@@ -89,6 +89,7 @@ func TestAgentsRefusesBadFlags(t *testing.T) {
 		{[]string{"--memory-limit", "-1Mi"}, `--memory-limit "-1Mi"`},
 		{[]string{"--replay", "0"}, "--replay 0"},
 		{[]string{"--offline-checkpoint-every", "-1s"}, "--offline-checkpoint-every -1s"},
+		{[]string{"--snapshots-from", "aware-controller:8080"}, `--snapshots-from "aware-controller:8080"`},
 	} {
 		cmd := newAgentsCmd()
 		cmd.SetArgs(tc.args)

@@ -36,6 +36,11 @@ type Config struct {
 	// PrometheusURL is where the targets' metrics are read, as the
 	// controller reads them.
 	PrometheusURL string
+	// SnapshotsFrom, when set, is the controller's metrics address: the
+	// runner then observes from the Prometheus snapshots the controller
+	// serves there (one per round for both) and queries PrometheusURL
+	// only when the controller does not answer.
+	SnapshotsFrom string
 	// InfluxURL and InfluxDB locate the controller's trajectory store. The
 	// runner is its own process and the embedded store is the
 	// controller's alone (one process holds its directory), so a runner
@@ -45,9 +50,12 @@ type Config struct {
 	// (Dir/spool).
 	Dir         string
 	MetricsAddr string
-	ProbeAddr   string
-	Log         *slog.Logger
-	Options     []Option
+	// Profiling serves Go's net/http/pprof under /debug/pprof/ on the
+	// metrics address.
+	Profiling bool
+	ProbeAddr string
+	Log       *slog.Logger
+	Options   []Option
 }
 
 // Run runs the runner until ctx ends.
@@ -83,6 +91,9 @@ func Run(ctx context.Context, cfg Config) error {
 		Metrics:                metricsserver.Options{BindAddress: cmp.Or(cfg.MetricsAddr, "0")},
 		HealthProbeBindAddress: cmp.Or(cfg.ProbeAddr, "0"),
 	}
+	if cfg.Profiling {
+		opts.Metrics.ExtraHandlers = manager.ProfilingHandlers()
+	}
 	if cfg.Namespace != "" {
 		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{cfg.Namespace: {}}}
 	}
@@ -90,9 +101,16 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("agents: manager: %w", err)
 	}
-	src, err := telemetry.New(cfg.PrometheusURL, telemetry.WithLogger(cfg.Log))
+	prom, err := telemetry.New(cfg.PrometheusURL, telemetry.WithLogger(cfg.Log))
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
+	}
+	var src telemetry.Snapshotter = prom
+	if cfg.SnapshotsFrom != "" {
+		if src, err = manager.NewRemoteSnapshots(cfg.SnapshotsFrom, prom, manager.WithRemoteLogger(cfg.Log),
+			manager.WithRemoteMetrics(crmetrics.Registry)); err != nil {
+			return fmt.Errorf("agents: %w", err)
+		}
 	}
 	storeOpts := []trajectory.Option{trajectory.WithLogger(cfg.Log)}
 	if cfg.InfluxDB != "" {
@@ -118,6 +136,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	cfg.Log.Info("agent runner starting", "namespace", cfg.Namespace, "recommender", r.cfg.name, "step", r.cfg.step, "trainers", r.cfg.trainers, "dir", cfg.Dir)
+	cfg.Log.Info("agent runner starting", "namespace", cfg.Namespace, "snapshotsFrom", cfg.SnapshotsFrom, "recommender", r.cfg.name, "step", r.cfg.step, "trainers", r.cfg.trainers, "dir", cfg.Dir)
 	return mgr.Start(ctx)
 }

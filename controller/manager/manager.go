@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -84,6 +85,11 @@ type Config struct {
 	LeaderElectionNamespace string
 	Webhook                 Webhook
 	Observer                autoscaler.Observer
+	// ServeSnapshots serves the observer's snapshots at SnapshotPath on
+	// the metrics address, when the observer is a SnapshotObserver, so
+	// that `aware agents --snapshots-from` observes without querying
+	// Prometheus again.
+	ServeSnapshots bool
 	// Store receives trajectories (nil: none are recorded).
 	Store autoscaler.Trajectories
 	Log   *slog.Logger
@@ -131,7 +137,7 @@ func Run(ctx context.Context, cfg Config) error {
 	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
-		Metrics:                       metricsserver.Options{BindAddress: cmp.Or(cfg.MetricsAddr, "0"), ExtraHandlers: profilingHandlers(cfg.Profiling)},
+		Metrics:                       metricsserver.Options{BindAddress: cmp.Or(cfg.MetricsAddr, "0"), ExtraHandlers: extraHandlers(cfg)},
 		HealthProbeBindAddress:        cmp.Or(cfg.ProbeAddr, "0"),
 		LeaderElection:                cfg.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
@@ -195,11 +201,9 @@ func Run(ctx context.Context, cfg Config) error {
 	return mgr.Start(ctx)
 }
 
-// profilingHandlers are net/http/pprof's handlers when on.
-func profilingHandlers(on bool) map[string]http.Handler {
-	if !on {
-		return nil
-	}
+// ProfilingHandlers are net/http/pprof's handlers by path, for a metrics
+// server's extra handlers.
+func ProfilingHandlers() map[string]http.Handler {
 	return map[string]http.Handler{
 		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
 		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
@@ -207,4 +211,18 @@ func profilingHandlers(on bool) map[string]http.Handler {
 		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
 		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
+}
+
+// extraHandlers are the metrics address's handlers besides /metrics:
+// net/http/pprof's with Profiling, the observer's snapshots with
+// ServeSnapshots.
+func extraHandlers(cfg Config) map[string]http.Handler {
+	h := map[string]http.Handler{}
+	if cfg.Profiling {
+		maps.Copy(h, ProfilingHandlers())
+	}
+	if o, ok := cfg.Observer.(*SnapshotObserver); ok && cfg.ServeSnapshots {
+		h[SnapshotPath] = o
+	}
+	return h
 }

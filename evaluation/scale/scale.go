@@ -330,7 +330,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	log.Info("bench: controller started", "pid", pid, "metrics", metricsURL, "log", filepath.Join(b.dir, controllerLog))
 	recommender := ""
 	if len(cfg.Agents) > 0 {
-		if err := b.startAgents(ctx, cl, admin, promURL, influxURL); err != nil {
+		if err := b.startAgents(ctx, cl, admin, promURL, influxURL, strings.TrimSuffix(metricsURL, "/metrics")); err != nil {
 			return res, err
 		}
 		recommender = agents.DefaultName
@@ -441,15 +441,16 @@ func (b *bench) startProcess(ctx context.Context, what, field string, argv []str
 }
 
 // startAgents starts the agent runner (Config.Agents) as its own process
-// with its ClusterRole's rights, reading promURL and influxURL, and waits
-// until it serves /metrics.
-func (b *bench) startAgents(ctx context.Context, cl *cluster.Cluster, admin client.Client, promURL, influxURL string) error {
+// with its ClusterRole's rights, reading influxURL and observing from the
+// snapshots the controller serves at ctlURL (promURL when it does not
+// answer), and waits until it serves /metrics.
+func (b *bench) startAgents(ctx context.Context, cl *cluster.Cluster, admin client.Client, promURL, influxURL, ctlURL string) error {
 	kubeconfig, err := grantRole(ctx, cl, admin, deploy.AgentsRole, agentsUser)
 	if err != nil {
 		return err
 	}
 	args := append(slices.Clone(b.cfg.Agents),
-		"--kubeconfig="+kubeconfig, "--prometheus="+promURL, "--influx-url="+influxURL, "--dir="+filepath.Join(b.dir, "agents"),
+		"--kubeconfig="+kubeconfig, "--prometheus="+promURL, "--snapshots-from="+ctlURL, "--influx-url="+influxURL, "--dir="+filepath.Join(b.dir, "agents"),
 		"--step="+b.cfg.Step.String())
 	if b.runner, b.runnerMx, err = b.startProcess(ctx, "the agent runner", "Agents", args, runnerLog); err != nil {
 		return err
