@@ -79,7 +79,8 @@ With --agents the MPAs name the AWARE recommender instead, with bootstrapping ag
 for --agent-window episodes of --agent-episode steps (HPA+VPA acts, the runner trains BCQ on
 its records), then ONLINE for good (acting and training; never SERVING); the controller keeps trajectories in a local InfluxDB (Debian's
 influxd) and this binary's ` + "`aware agents`" + ` runs as its own process with its ClusterRole's
-rights (--agents-args adds flags, e.g. --agents-args=--trainers=2). The warm-up then lasts until
+rights, observing from the Prometheus snapshots the controller serves (--snapshots-from)
+(--agents-args adds flags, e.g. --agents-args=--trainers=2). The warm-up then lasts until
 every MPA has a recommendation from its agent on fresh metrics, and the table adds the runner's
 CPU (acting besides training: ≤ 0.5 core), the controller's and the runner's memory together
 (≤ 1 GiB), its steps, updates per second and withheld recommendations.`,
