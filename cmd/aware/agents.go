@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/aware-autoscaler/aware/controller/agents"
+	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
@@ -120,8 +120,10 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	if fl.replay < 1 {
 		errs = append(errs, fmt.Errorf("--replay %d: must be positive", fl.replay))
 	}
-	if u, err := url.Parse(fl.cfg.SnapshotsFrom); fl.cfg.SnapshotsFrom != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		errs = append(errs, fmt.Errorf("--snapshots-from %q: want the controller's metrics address as an http(s) URL, e.g. http://aware-controller:8080", fl.cfg.SnapshotsFrom))
+	if fl.cfg.SnapshotsFrom != "" {
+		if err := manager.CheckSnapshotsURL(fl.cfg.SnapshotsFrom); err != nil {
+			errs = append(errs, fmt.Errorf("--snapshots-from %w", err))
+		}
 	}
 	if fl.memLimit != "" {
 		q, err := resource.ParseQuantity(fl.memLimit)

@@ -101,13 +101,22 @@ func WithRemoteMetrics(reg prometheus.Registerer) RemoteOption {
 	}
 }
 
+// CheckSnapshotsURL checks that base can be the controller's metrics
+// address: an http(s) URL with a host.
+func CheckSnapshotsURL(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q: want an http(s) URL of the controller's metrics address, e.g. http://aware-controller:8080", base)
+	}
+	return nil
+}
+
 // NewRemoteSnapshots reads snapshots from the controller at base (its
 // metrics address, e.g. http://aware-controller:8080), falling back to
 // fallback.
 func NewRemoteSnapshots(base string, fallback telemetry.Snapshotter, opts ...RemoteOption) (*RemoteSnapshots, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("controller snapshots %q: want an http(s) URL of the controller's metrics address, e.g. http://aware-controller:8080", base)
+	if err := CheckSnapshotsURL(base); err != nil {
+		return nil, fmt.Errorf("controller snapshots %w", err)
 	}
 	if fallback == nil {
 		return nil, errors.New("controller snapshots: a fallback source is required")

@@ -203,9 +203,14 @@ func labelValue(m *dto.Metric, name string) string {
 
 // snapshots summarises the telemetry snapshots between two readings.
 func (c counters) snapshots() Snapshots {
-	s := Snapshots{Taken: c.Snapshots["ok"], Failed: c.Snapshots["error"]}
-	if c.SnapshotsTimed > 0 {
-		s.Mean = time.Duration(c.SnapshotSeconds / c.SnapshotsTimed * float64(time.Second))
+	return Snapshots{Taken: c.Snapshots["ok"], Failed: c.Snapshots["error"], Mean: mean(c.SnapshotSeconds, c.SnapshotsTimed)}
+}
+
+// mean is a histogram's mean duration from its sum in seconds and its
+// count (0 when empty).
+func mean(seconds, count float64) time.Duration {
+	if count <= 0 {
+		return 0
 	}
-	return s
+	return time.Duration(seconds / count * float64(time.Second))
 }

@@ -689,12 +689,7 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	d := r1.counters.since(r0.counters)
 	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, r1.counters.Errors, d.Requests, d.Steps
 	res.Actuations, res.Decisions, res.Snapshots = d.Actuations, d.Decisions, d.snapshots()
-	if d.Decisions > 0 {
-		res.DelayMean = time.Duration(d.DelaySeconds / d.Decisions * float64(time.Second))
-	}
-	if d.Steps > 0 {
-		res.StepMean = time.Duration(d.StepSeconds / d.Steps * float64(time.Second))
-	}
+	res.DelayMean, res.StepMean = mean(d.DelaySeconds, d.Decisions), mean(d.StepSeconds, d.Steps)
 	return nil
 }
 
