@@ -540,6 +540,11 @@ func (w *worker) episode(ctx context.Context) error {
 		}
 		explore := pol.Agent == nil || stage == v1alpha1.StageOnline
 		w.policy().Act(w.act, obs, explore)
+		if r, ok := w.policy().(agent.Releaser); ok {
+			// The step waits a whole interval: an idle agent keeps
+			// no workspaces (1000 agents' acting buffers were 50 MB).
+			r.Release()
+		}
 		if i := nonFinite(w.act); i >= 0 {
 			w.withhold(ctx, m, ReasonNaNAction, fmt.Sprintf("the agent's %s output is %g in state %v", w.space.Names[i], w.act[i], obs))
 			return sleep(ctx, w.r.cfg.step)

@@ -147,12 +147,22 @@ var (
 	_ agent.Freezer  = (*BCQ)(nil)
 )
 
-// Release drops the networks' batch workspaces: an update evaluates ten
-// generated actions per sampled state, which sizes them at megabytes.
+// Release returns what the agent needs only while it trains or acts: the
+// networks' gradients and batch workspaces (an update evaluates ten
+// generated actions per sampled state, which sizes them at megabytes) and
+// its minibatch, and keeps its optimisers' moments at float32 precision
+// (rl.Adam.Compact) until the next update. An idle agent then holds its
+// weights, half-size optimiser state and replay memory alone.
 func (b *BCQ) Release() {
 	for _, n := range []*rl.MLP{b.enc, b.dec, b.xi, b.q1, b.q2, b.xiT, b.q1T, b.q2T} {
-		n.Release()
+		if n != nil { // a frozen policy has three networks
+			n.Release()
+		}
 	}
+	for _, o := range b.opt {
+		o.Compact()
+	}
+	b.batch = nil
 }
 
 // Freeze returns the policy alone: the decoder, the perturbation network
@@ -218,7 +228,6 @@ func New(stateDim, actionDim int, rnd *rand.Rand, opts ...Option) (*BCQ, error) 
 	if b.replay, err = agent.NewReplay(cfg.ReplayCapacity, S, A); err != nil {
 		return nil, fmt.Errorf("bootstrap: New: %w", err)
 	}
-	b.batch = agent.NewBatch(cfg.BatchSize, S, A)
 	return b, nil
 }
 
@@ -241,9 +250,9 @@ func (b *BCQ) Replay() *agent.Replay { return b.replay }
 
 // generate writes into dst (n×A) the decoder's actions for states (n×S)
 // with latent draws from N(0, 1) clipped to ±0.5, as the paper samples.
-func (b *BCQ) generate(dst, states []float64, n int) {
+func (b *BCQ) generate(sc *scratch, dst, states []float64, n int) {
 	S, L := b.stateDim, b.latent
-	in := make([]float64, n*(S+L))
+	in := sc.take(n * (S + L))
 	for k := range n {
 		copy(in[k*(S+L):], states[k*S:(k+1)*S])
 		for j := range L {
@@ -259,9 +268,9 @@ func (b *BCQ) generate(dst, states []float64, n int) {
 // perturb writes clip(a + Φ·tanh(ξ(s, a)), −1, 1) into dst (n×A) for
 // states (n×S) and actions a (n×A) through network xi; pre receives ξ's
 // outputs (for back-propagation).
-func (b *BCQ) perturb(dst, pre []float64, xi *rl.MLP, states, a []float64, n int) {
+func (b *BCQ) perturb(sc *scratch, dst, pre []float64, xi *rl.MLP, states, a []float64, n int) {
 	S, A := b.stateDim, b.actionDim
-	x := make([]float64, n*(S+A))
+	x := sc.take(n * (S + A))
 	rl.ConcatRows(x, states, a, n, S, A)
 	xi.Forward(pre, x, n)
 	for i := range dst {
@@ -270,8 +279,8 @@ func (b *BCQ) perturb(dst, pre []float64, xi *rl.MLP, states, a []float64, n int
 }
 
 // repeat returns x (n rows of width w) with every row repeated k times.
-func repeat(x []float64, n, w, k int) []float64 {
-	out := make([]float64, 0, n*k*w)
+func repeat(sc *scratch, x []float64, n, w, k int) []float64 {
+	out := sc.take(n * k * w)[:0]
 	for i := range n {
 		for range k {
 			out = append(out, x[i*w:(i+1)*w]...)
@@ -286,11 +295,13 @@ func repeat(x []float64, n, w, k int) []float64 {
 // [−1, 1].
 func (b *BCQ) Act(dst, state []float64, explore bool) []float64 {
 	n, S, A := b.cfg.Samples, b.stateDim, b.actionDim
-	states := repeat(state, 1, S, n)
-	gen, acts, pre := make([]float64, n*A), make([]float64, n*A), make([]float64, n*A)
-	b.generate(gen, states, n)
-	b.perturb(acts, pre, b.xi, states, gen, n)
-	x, q := make([]float64, n*(S+A)), make([]float64, n)
+	sc := borrowScratch()
+	defer giveBackScratch(sc)
+	states := repeat(sc, state, 1, S, n)
+	gen, acts, pre := sc.take(n*A), sc.take(n*A), sc.take(n*A)
+	b.generate(sc, gen, states, n)
+	b.perturb(sc, acts, pre, b.xi, states, gen, n)
+	x, q := sc.take(n*(S+A)), sc.take(n)
 	rl.ConcatRows(x, states, acts, n, S, A)
 	b.q1.Forward(q, x, n)
 	best := 0
@@ -334,6 +345,9 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	if b.replay.Len() < b.cfg.BatchSize {
 		return st, nil
 	}
+	if b.batch == nil {
+		b.batch = agent.NewBatch(b.cfg.BatchSize, b.stateDim, b.actionDim)
+	}
 	if err := b.replay.Sample(b.batch, b.rnd); err != nil {
 		return st, fmt.Errorf("bootstrap: Update: %w", err)
 	}
@@ -342,14 +356,16 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	for _, n := range b.trained {
 		n.net.Params().ZeroGrad()
 	}
+	sc := borrowScratch()
+	defer giveBackScratch(sc)
 
 	// VAE: reconstruction plus KL to N(0, 1), through the
 	// reparameterisation z = μ + σ·ε.
-	sa := make([]float64, B*(S+A))
+	sa := sc.take(B * (S + A))
 	rl.ConcatRows(sa, bt.States, bt.Actions, B, S, A)
-	ml := make([]float64, B*2*L)
+	ml := sc.take(B * 2 * L)
 	b.enc.Forward(ml, sa, B)
-	eps, sigma, z := make([]float64, B*L), make([]float64, B*L), make([]float64, B*L)
+	eps, sigma, z := sc.take(B*L), sc.take(B*L), sc.take(B*L)
 	for k := range B {
 		for j := range L {
 			i := k*L + j
@@ -359,12 +375,12 @@ func (b *BCQ) Update() (agent.Stats, error) {
 			z[i] = ml[k*2*L+j] + sigma[i]*eps[i]
 		}
 	}
-	sz := make([]float64, B*(S+L))
+	sz := sc.take(B * (S + L))
 	rl.ConcatRows(sz, bt.States, z, B, S, L)
-	recon := make([]float64, B*A)
+	recon := sc.take(B * A)
 	b.dec.Forward(recon, sz, B)
 	var vaeLoss float64
-	dRecon := make([]float64, B*A)
+	dRecon := sc.take(B * A)
 	invBA, invBL := 1/float64(B*A), 1/float64(B*L)
 	for i, u := range recon {
 		a := math.Tanh(u)
@@ -372,10 +388,10 @@ func (b *BCQ) Update() (agent.Stats, error) {
 		vaeLoss += e * e * invBA
 		dRecon[i] = 2 * e * invBA * (1 - a*a)
 	}
-	dsz := make([]float64, B*(S+L))
+	dsz := sc.take(B * (S + L))
 	b.dec.Backward(dsz, dRecon, B)
 	w := b.cfg.KLWeight
-	dml := make([]float64, B*2*L)
+	dml := sc.take(B * 2 * L)
 	for k := range B {
 		for j := range L {
 			i := k*L + j
@@ -396,16 +412,16 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	// Critics: y = r + γ(1−done)·max_i [λ min(Q1', Q2') + (1−λ) max(Q1', Q2')]
 	// over Samples generated, target-perturbed actions of s'.
 	n := b.cfg.Samples
-	next := repeat(bt.Next, B, S, n)
-	gen, acts, pre := make([]float64, B*n*A), make([]float64, B*n*A), make([]float64, B*n*A)
-	b.generate(gen, next, B*n)
-	b.perturb(acts, pre, b.xiT, next, gen, B*n)
-	xn := make([]float64, B*n*(S+A))
+	next := repeat(sc, bt.Next, B, S, n)
+	gen, acts, pre := sc.take(B*n*A), sc.take(B*n*A), sc.take(B*n*A)
+	b.generate(sc, gen, next, B*n)
+	b.perturb(sc, acts, pre, b.xiT, next, gen, B*n)
+	xn := sc.take(B * n * (S + A))
 	rl.ConcatRows(xn, next, acts, B*n, S, A)
-	qa, qb := make([]float64, B*n), make([]float64, B*n)
+	qa, qb := sc.take(B*n), sc.take(B*n)
 	b.q1T.Forward(qa, xn, B*n)
 	b.q2T.Forward(qb, xn, B*n)
-	y := make([]float64, B)
+	y := sc.take(B)
 	lam := b.cfg.Lambda
 	for k := range B {
 		best := math.Inf(-1)
@@ -415,7 +431,7 @@ func (b *BCQ) Update() (agent.Stats, error) {
 		}
 		y[k] = bt.Rewards[k] + b.cfg.Discount*(1-bt.Done[k])*best
 	}
-	q, dq := make([]float64, B), make([]float64, B)
+	q, dq := sc.take(B), sc.take(B)
 	invB := 1 / float64(B)
 	var closs, meanQ float64
 	for ci, c := range []*rl.MLP{b.q1, b.q2} {
@@ -432,10 +448,10 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	}
 
 	// Perturbation: ascend Q1(s, clip(â + Φ·tanh ξ(s, â))) for generated â.
-	gen1, acts1, pre1 := make([]float64, B*A), make([]float64, B*A), make([]float64, B*A)
-	b.generate(gen1, bt.States, B)
-	b.perturb(acts1, pre1, b.xi, bt.States, gen1, B)
-	xa := make([]float64, B*(S+A))
+	gen1, acts1, pre1 := sc.take(B*A), sc.take(B*A), sc.take(B*A)
+	b.generate(sc, gen1, bt.States, B)
+	b.perturb(sc, acts1, pre1, b.xi, bt.States, gen1, B)
+	xa := sc.take(B * (S + A))
 	rl.ConcatRows(xa, bt.States, acts1, B, S, A)
 	b.q1.Forward(q, xa, B)
 	var aloss float64
@@ -443,9 +459,9 @@ func (b *BCQ) Update() (agent.Stats, error) {
 		aloss -= q[k] * invB
 		dq[k] = -invB
 	}
-	dxa := make([]float64, B*(S+A))
+	dxa := sc.take(B * (S + A))
 	b.q1.BackwardInput(dxa, dq, B)
-	dpre := make([]float64, B*A)
+	dpre := sc.take(B * A)
 	for k := range B {
 		for j := range A {
 			i := k*A + j

@@ -141,6 +141,9 @@ func (m *BiGRU) Backward(dx, dy []float64, batch, steps int) {
 		panic(fmt.Sprintf("rl: BiGRU.Backward: dx has length %d, want %d×%d×%d", len(dx), batch, steps, m.InDim()))
 	}
 	H, bt := m.cfg.Hidden, batch*steps
+	// The directions accumulate into disjoint parts of one gradient
+	// storage, concurrently: allocate it (if released) before they start.
+	m.params.Grads()
 	m.dyf, m.dyb = growBuf(m.dyf, bt*H), growBuf(m.dyb, bt*H)
 	g := dy
 	for l := len(m.fwd) - 1; l >= 0; l-- {

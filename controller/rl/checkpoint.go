@@ -58,8 +58,9 @@ func (c *Checkpoint) PutParams(name string, p *Params) { c.Put(name, p.values) }
 // PutAdam stores o's moment estimates and step count under name+"/m",
 // name+"/v" and name+"/t". Hyperparameters are configuration and not stored.
 func (c *Checkpoint) PutAdam(name string, o *Adam) {
-	c.Put(name+"/m", o.m)
-	c.Put(name+"/v", o.v)
+	m, v := o.moments()
+	c.Put(name+"/m", m)
+	c.Put(name+"/v", v)
 	c.Put(name+"/t", []float64{float64(o.t)})
 }
 
@@ -111,6 +112,7 @@ func (c *Checkpoint) LoadAdam(name string, o *Adam, p *Params) error {
 	if len(m) != 0 && len(m) != p.Len() {
 		return fmt.Errorf("rl: checkpoint Adam state %q has %d values, Params has %d", name, len(m), p.Len())
 	}
+	o.m32, o.v32, o.compacted = nil, nil, false
 	if len(m) == 0 {
 		o.m, o.v = nil, nil
 	} else {

@@ -20,8 +20,7 @@ type Dense struct {
 	x     []float64 // input of the last forward pass (batch×in)
 	xbuf  []float64 // copy of the input when called through Dense.Forward
 	y     []float64 // output workspace (batch×out)
-	dz    []float64 // pre-activation gradient workspace (batch×out)
-	work  gemmWork  // packing buffers of the matrix products
+	dz    []float64 // pre-activation gradient workspace (batch×out), from the first backward pass
 }
 
 // NewDense returns a layer with its own Params, weights drawn by the default
@@ -103,25 +102,29 @@ func (d *Dense) Weights() []float64 { return d.w }
 // Bias returns the bias view.
 func (d *Dense) Bias() []float64 { return d.b }
 
-// Release drops the layer's batch workspaces, sized by the largest batch
-// seen; the next forward pass allocates them again. Backward needs a Forward
-// after it.
+// Release returns the layer's batch workspaces, sized by the largest batch
+// seen, to the process's scratch pools; the next forward pass borrows them
+// again. Backward needs a Forward after it.
 func (d *Dense) Release() {
+	for _, s := range [][]float64{d.xbuf, d.y, d.dz} {
+		giveBack(s)
+	}
 	d.batch, d.x, d.xbuf, d.y, d.dz = 0, nil, nil, nil, nil
-	d.work.a, d.work.b = nil, nil
 }
 
-// reserve sizes the workspaces for batch rows, allocating only when the batch
-// exceeds every batch seen before.
-func (d *Dense) reserve(batch int) {
-	ny := batch * d.out
-	if cap(d.y) < ny {
-		d.y = make([]float64, ny)
-		d.dz = make([]float64, ny)
+// grow returns s with length n, borrowing a larger buffer (and giving s
+// back) only when n exceeds its capacity.
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		giveBack(s)
+		s = borrow(n)
 	}
-	d.y = d.y[:ny]
-	d.dz = d.dz[:ny]
+	return s[:n]
 }
+
+// reserve sizes the output workspace for batch rows, borrowing only when
+// the batch exceeds every batch seen since the last Release.
+func (d *Dense) reserve(batch int) { d.y = grow(d.y, batch*d.out) }
 
 // forward computes the layer on x (batch×in), keeps a reference to x for the
 // backward pass and returns the internal output buffer.
@@ -139,7 +142,7 @@ func (d *Dense) forward(x []float64, batch int) []float64 {
 	for r := 0; r < batch; r++ {
 		copy(y[r*d.out:(r+1)*d.out], d.b)
 	}
-	gemm(&d.work, false, false, batch, d.out, d.in, x, d.in, d.w, d.out, 1, y, d.out)
+	gemm(nil, false, false, batch, d.out, d.in, x, d.in, d.w, d.out, 1, y, d.out)
 	d.act.apply(y)
 	return y
 }
@@ -147,6 +150,7 @@ func (d *Dense) forward(x []float64, batch int) []float64 {
 // backward accumulates parameter gradients from dy (batch×out) and, when dx is
 // not nil, writes the input gradient into dx (batch×in).
 func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
+	d.dz = grow(d.dz, len(d.y))
 	dz := d.dz
 	d.act.backward(dz, dy[:len(dz)], d.y)
 	if !params {
@@ -156,7 +160,7 @@ func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
 		if d.out <= kernelMaxOut {
 			gemmNT(batch, d.in, d.out, dz, d.w, dx)
 		} else {
-			gemm(&d.work, false, true, batch, d.in, d.out, dz, d.out, d.w, d.out, 0, dx, d.in)
+			gemm(nil, false, true, batch, d.in, d.out, dz, d.out, d.w, d.out, 0, dx, d.in)
 		}
 		return
 	}
@@ -174,9 +178,9 @@ func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
 		}
 		return
 	}
-	gemm(&d.work, true, false, d.in, d.out, batch, d.x, d.in, dz, d.out, 1, gw, d.out)
+	gemm(nil, true, false, d.in, d.out, batch, d.x, d.in, dz, d.out, 1, gw, d.out)
 	if dx != nil {
-		gemm(&d.work, false, true, batch, d.in, d.out, dz, d.out, d.w, d.out, 0, dx, d.in)
+		gemm(nil, false, true, batch, d.in, d.out, dz, d.out, d.w, d.out, 0, dx, d.in)
 	}
 }
 
@@ -184,10 +188,7 @@ func (d *Dense) backward(dx, dy []float64, batch int, params bool) {
 // per row). The input is copied, so x may change before Backward.
 func (d *Dense) Forward(dst, x []float64, batch int) {
 	checkBatch("Dense.Forward", batch, len(x), d.in, len(dst), d.out)
-	if cap(d.xbuf) < len(x) {
-		d.xbuf = make([]float64, len(x))
-	}
-	d.xbuf = d.xbuf[:len(x)]
+	d.xbuf = grow(d.xbuf, len(x))
 	copy(d.xbuf, x)
 	copy(dst, d.forward(d.xbuf, batch))
 }

@@ -97,8 +97,10 @@ func panelsOf(n int) int { return (n + gemmNR - 1) / gemmNR }
 // packedLen is the length of op(b) (k×n) packed by packB.
 func packedLen(k, n int) int { return k * panelsOf(n) * gemmNR }
 
-// gemmWork holds a caller's packing buffers, so that steady-state products do
-// not allocate. A gemmWork must not be shared by concurrent calls.
+// gemmWork holds packing buffers, so that steady-state products do not
+// allocate: a caller's own (a GRU's, used at every time step) or, for a nil
+// one, borrowed from works for one product. A gemmWork must not be shared
+// by concurrent calls.
 type gemmWork struct {
 	a, b []float64
 	tile [gemmMR * gemmNR]float64
@@ -107,7 +109,8 @@ type gemmWork struct {
 // gemm computes c = beta·c + op(a)·op(b), where op(a) is m×k (a is k×m and
 // read transposed when ta is set), op(b) is k×n (likewise with tb) and c is
 // m×n; lda, ldb and ldc are the row strides. beta is 0 (c is overwritten) or
-// 1 (c is accumulated into); other values scale c first.
+// 1 (c is accumulated into); other values scale c first. A nil w borrows
+// packing buffers from works.
 func gemm(w *gemmWork, ta, tb bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -117,6 +120,10 @@ func gemm(w *gemmWork, ta, tb bool, m, n, k int, a []float64, lda int, b []float
 		return
 	}
 	checkGemm(ta, tb, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if w == nil {
+		w = borrowWork()
+		defer giveBackWork(w)
+	}
 	w.b = alignedBuf(w.b, packedLen(k, n))
 	packB(w.b, tb, k, n, b, ldb)
 	gemmPacked(w, ta, m, n, k, a, lda, w.b, beta, c, ldc)
@@ -218,6 +225,10 @@ func gemmB(w *gemmWork, ta bool, m int, a []float64, lda int, p *packedB, beta f
 		return
 	}
 	checkGemm(ta, p.tb, m, p.n, p.k, len(a), lda, len(p.b), p.ldb, len(c), ldc)
+	if w == nil {
+		w = borrowWork()
+		defer giveBackWork(w)
+	}
 	gemmPacked(w, ta, m, p.n, p.k, a, lda, p.data, beta, c, ldc)
 }
 

@@ -112,16 +112,19 @@ func (m *MLP) InDim() int { return m.cfg.Sizes[0] }
 // OutDim returns the output width.
 func (m *MLP) OutDim() int { return m.cfg.Sizes[len(m.cfg.Sizes)-1] }
 
-// Release drops the network's batch workspaces, sized by the largest batch
-// seen (a minibatch of generated actions makes them megabytes), and its
-// gradients, for a process that keeps many networks and trains few at a
-// time; the next Forward and Backward allocate them again. Call it between
+// Release returns the network's batch workspaces, sized by the largest
+// batch seen (a minibatch of generated actions makes them megabytes), and
+// its gradients to the process's scratch pools, for a process that keeps
+// many networks and trains or evaluates few at a time; the next Forward and
+// Backward borrow them again. Call it between
 // updates: Backward needs a Forward after it, and gradients not yet applied
 // are lost.
 func (m *MLP) Release() {
 	m.params.ReleaseGrads()
+	giveBack(m.xbuf)
 	m.xbuf = nil
 	for i := range m.dbuf {
+		giveBack(m.dbuf[i])
 		m.dbuf[i] = nil
 	}
 	for _, l := range m.layers {
@@ -134,10 +137,7 @@ func (m *MLP) Release() {
 // Backward. It allocates only when batch exceeds every earlier batch.
 func (m *MLP) Forward(dst, x []float64, batch int) {
 	checkBatch("MLP.Forward", batch, len(x), m.InDim(), len(dst), m.OutDim())
-	if cap(m.xbuf) < len(x) {
-		m.xbuf = make([]float64, len(x))
-	}
-	m.xbuf = m.xbuf[:len(x)]
+	m.xbuf = grow(m.xbuf, len(x))
 	copy(m.xbuf, x)
 	h := m.xbuf
 	for _, l := range m.layers {
@@ -180,11 +180,7 @@ func (m *MLP) backward(dx, dy []float64, batch int, params bool, where string) {
 		if i == 0 {
 			out = dx
 		} else {
-			n := batch * l.in
-			if cap(m.dbuf[i]) < n {
-				m.dbuf[i] = make([]float64, n)
-			}
-			m.dbuf[i] = m.dbuf[i][:n]
+			m.dbuf[i] = grow(m.dbuf[i], batch*l.in)
 			out = m.dbuf[i]
 		}
 		l.backward(out, g, batch, params)

@@ -19,7 +19,7 @@ func NewParams(n int) *Params {
 	if n < 0 {
 		panic(fmt.Sprintf("rl: NewParams: negative length %d", n))
 	}
-	return &Params{values: make([]float64, n), grads: make([]float64, n)}
+	return &Params{values: make([]float64, n)}
 }
 
 // Len returns the number of parameters.
@@ -28,11 +28,12 @@ func (p *Params) Len() int { return len(p.values) }
 // Values returns the parameter values; writes through it change the network.
 func (p *Params) Values() []float64 { return p.values }
 
-// Grads returns the accumulated gradients, aligned with Values; after
-// ReleaseGrads it allocates them again, zeroed.
+// Grads returns the accumulated gradients, aligned with Values. They are
+// allocated, zeroed, on first use (a target network never has any) and
+// again after ReleaseGrads.
 func (p *Params) Grads() []float64 {
-	if p.grads == nil {
-		p.grads = make([]float64, len(p.values))
+	if p.grads == nil && len(p.values) > 0 {
+		p.grads = borrowZeroed(len(p.values))
 	}
 	return p.grads
 }
@@ -41,7 +42,10 @@ func (p *Params) Grads() []float64 {
 // process that keeps many networks and trains few at a time; the next
 // backward pass or Grads allocates it again, zeroed. Gradients accumulated
 // and not yet applied are lost, so call it between updates only.
-func (p *Params) ReleaseGrads() { p.grads = nil }
+func (p *Params) ReleaseGrads() {
+	giveBack(p.grads)
+	p.grads = nil
+}
 
 // ZeroGrad sets every gradient to zero.
 func (p *Params) ZeroGrad() { clear(p.grads) }

@@ -44,10 +44,11 @@ type Agent interface {
 	Load(path string) error
 }
 
-// Releaser is an Agent that can drop the workspaces its updates keep between
-// them (its networks' batch buffers), for a process that hosts many agents
-// and trains few at a time (controller/agents); the next Update or Act
-// allocates them again.
+// Releaser is an Agent that can drop what its updates and actions keep
+// between them (its networks' gradients and batch buffers, its optimisers'
+// float64 moments), for a process that hosts many agents and trains or
+// acts with few at a time (controller/agents); the next Update or Act
+// borrows them again from the process's scratch pools (controller/rl).
 type Releaser interface {
 	Agent
 	Release()

@@ -50,6 +50,9 @@ func (r *Replay) Add(t Transition) {
 		done = 1
 	}
 	if len(r.rewards) < r.capacity {
+		if len(r.rewards) == cap(r.rewards) {
+			r.reserve(min(max(2*len(r.rewards), 64), r.capacity))
+		}
 		r.states = append(r.states, t.State...)
 		r.actions = append(r.actions, t.Action...)
 		r.nexts = append(r.nexts, t.Next...)
@@ -111,4 +114,16 @@ func (r *Replay) Sample(dst *Batch, rnd *rand.Rand) error {
 		dst.Rewards[k], dst.Done[k], dst.Tasks[k] = r.rewards[i], r.dones[i], r.tasks[i]
 	}
 	return nil
+}
+
+// reserve grows the storage to hold n transitions exactly: a buffer grows
+// by doubling up to its capacity and never past it (append's growth would
+// leave a full buffer of the agent runner's 1024 transitions a quarter
+// larger than it needs, for each of a thousand agents).
+func (r *Replay) reserve(n int) {
+	grow := func(s []float64, w int) []float64 { return append(make([]float64, 0, n*w), s...) }
+	r.states, r.nexts = grow(r.states, r.stateDim), grow(r.nexts, r.stateDim)
+	r.actions = grow(r.actions, r.actionDim)
+	r.rewards, r.dones = grow(r.rewards, 1), grow(r.dones, 1)
+	r.tasks = append(make([]int, 0, n), r.tasks...)
 }

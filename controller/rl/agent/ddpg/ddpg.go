@@ -282,10 +282,19 @@ func (a *Agent) Freeze() agent.Policy {
 		actor: a.actor, eps: a.eps, ou: a.ou}
 }
 
-// Release drops the networks' batch workspaces (the minibatch buffers of
-// the agent itself stay: they are a few kilobytes).
+// Release returns the networks' gradients and batch workspaces to the
+// process's scratch pools and keeps the optimisers' moments at float32
+// precision (rl.Adam.Compact) until the next update (the minibatch buffers
+// of the agent itself stay: they are a few kilobytes).
 func (a *Agent) Release() {
 	for _, n := range []*rl.MLP{a.actor, a.critic, a.actorTarget, a.criticTarget} {
-		n.Release()
+		if n != nil { // a frozen policy has the actor alone
+			n.Release()
+		}
+	}
+	for _, o := range []*rl.Adam{a.actorOpt, a.criticOpt} {
+		if o != nil {
+			o.Compact()
+		}
 	}
 }
