@@ -3,6 +3,7 @@ package autoscaler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -54,6 +55,13 @@ func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPod
 				continue
 			}
 			if err := r.resize(ctx, p, pol, container, res); err != nil {
+				if podGone(err, p) {
+					// Deleted since the cache listed it (a scale-down,
+					// a rollout): nothing to resize. Taking it for a
+					// refusal rolled the whole target.
+					log.Debug("pod gone before its resize", "pod", p.Name)
+					continue
+				}
 				if refusedResize(err) {
 					refused = err
 					break
@@ -117,6 +125,18 @@ func (r *Reconciler) resize(ctx context.Context, p *corev1.Pod, pol Policy, cont
 func refusedResize(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err) ||
 		apierrors.IsNotFound(err) || apierrors.IsBadRequest(err)
+}
+
+// podGone reports whether a resize failed because the pod itself no longer
+// exists (NotFound naming it), as opposed to a server without the resize
+// subresource (NotFound naming nothing), which refusedResize covers.
+func podGone(err error, p *corev1.Pod) bool {
+	var st apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &st) {
+		return false
+	}
+	d := st.Status().Details
+	return d != nil && d.Name == p.Name && d.Kind == "pods"
 }
 
 // infeasible reports whether the kubelet declared a pod's pending resize

@@ -757,8 +757,10 @@ func exactLabel(sel labels.Selector) (string, bool) {
 // With indexed, c is a cache with PodLabelIndex (IndexPods) and the pods
 // are looked up by one of the selector's exact labels, then filtered by
 // the whole selector; without it, or when the selector has no exact label,
-// c filters the namespace's pods.
-func TargetPods(ctx context.Context, c client.Reader, ns, selector string, indexed bool) ([]corev1.Pod, error) {
+// c filters the namespace's pods. extra options go to the List: a caller
+// that only reads the pods may pass client.UnsafeDisableDeepCopy, so that a
+// cache returns its own objects instead of deep copies.
+func TargetPods(ctx context.Context, c client.Reader, ns, selector string, indexed bool, extra ...client.ListOption) ([]corev1.Pod, error) {
 	sel, err := labels.Parse(selector)
 	if err != nil {
 		return nil, fmt.Errorf("target selector %q: %w", selector, err)
@@ -766,7 +768,7 @@ func TargetPods(ctx context.Context, c client.Reader, ns, selector string, index
 	if sel.Empty() {
 		return nil, fmt.Errorf("target selector %q selects every pod; refusing", selector)
 	}
-	opts := []client.ListOption{client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}}
+	opts := append([]client.ListOption{client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}}, extra...)
 	if label, ok := exactLabel(sel); ok && indexed {
 		opts = append(opts, client.MatchingFields{PodLabelIndex: label})
 	}

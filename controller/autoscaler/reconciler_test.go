@@ -45,6 +45,9 @@ type world struct {
 	// failScale and failStatus make scale updates and MPA status writes
 	// fail.
 	failScale, failStatus bool
+	// resizeNotFound makes the resize of the pods it names fail with
+	// NotFound: err(name) is the API's error.
+	resizeNotFound map[string]func(name string) error
 }
 
 func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler), opts ...Option) (w *world) {
@@ -91,6 +94,9 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler), opts ...
 		}, SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if sub == "status" && w.failStatus {
 				return apierrors.NewServiceUnavailable("etcd is down")
+			}
+			if f := w.resizeNotFound[obj.GetName()]; sub == "resize" && f != nil {
+				return f(obj.GetName())
 			}
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).Build()
@@ -584,4 +590,44 @@ func histCount(t *testing.T, h prometheus.Histogram) uint64 {
 	var m dto.Metric
 	require.NoError(t, h.Write(&m))
 	return m.GetHistogram().GetSampleCount()
+}
+
+// TestResizeOfVanishedPod: a pod deleted between the cache's list and its
+// resize (NotFound naming it) is skipped and the others are resized in
+// place; a NotFound that names no pod (a server without the resize
+// subresource) still falls back to the pod template.
+func TestResizeOfVanishedPod(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      func(name string) error
+		rolled   bool
+		app2, tm string // app-2's CPU and the template's after the step
+	}{
+		{"pod gone", func(name string) error { return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name) }, false, "1", "500m"},
+		{"no resize subresource", func(string) error { return apierrors.NewNotFound(schema.GroupResource{}, "") }, true, "500m", "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+				m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+				m.Spec.Agent.Bootstrap = ptr(false)
+			})
+			w.resizeNotFound = map[string]func(string) error{"app-1": tc.err}
+			m := w.step(t)
+			ts := metav1.NewTime(w.now)
+			m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Replicas: ptr(int32(2)), Recommender: "aware", Time: &ts,
+				ContainerRecommendations: []v1alpha1.RecommendedContainerResources{{ContainerName: "workload",
+					Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")}}}}
+			require.NoError(t, w.c.Status().Update(context.Background(), m))
+			w.step(t)
+			m = w.step(t)
+			assert.Equal(t, tc.app2, w.podCPU(t, "app-2"))
+			var dep appsv1.Deployment
+			require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app"}, &dep))
+			got := dep.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
+			assert.Equal(t, tc.tm, got.String(), "the pod template")
+			c := condition(m, v1alpha1.ConditionResizedInPlace)
+			require.NotNil(t, c)
+			assert.Equal(t, tc.rolled, c.Reason == "FellBackToRollingUpdate", c.Reason)
+		})
+	}
 }
