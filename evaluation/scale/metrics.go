@@ -39,6 +39,11 @@ const (
 	metricAgentTraining = "aware_agents_training_seconds"
 	metricAgentEpisodes = "aware_agents_episodes_total"
 	metricAgentsHosted  = "aware_agents_hosted"
+
+	// The Go runtime's live heap after the last collection (either
+	// process): what a process needs, where its RSS follows the soft
+	// memory limit the collector lets the heap grow to.
+	metricLiveHeap = "go_gc_heap_live_bytes"
 )
 
 // counters are the controller's counters at one moment.
@@ -74,6 +79,8 @@ type counters struct {
 	Trainings, TrainingSeconds              float64
 	// AgentsHosted is the runner's number of agents (a gauge).
 	AgentsHosted float64
+	// LiveHeap is the process's live heap in bytes (a gauge).
+	LiveHeap float64
 }
 
 // since is c minus an earlier c0: what happened in between.
@@ -99,7 +106,7 @@ func (c counters) since(c0 counters) counters {
 		AgentWithheld: sub(c.AgentWithheld, c0.AgentWithheld), AgentErrors: c.AgentErrors - c0.AgentErrors,
 		AgentEpisodes: c.AgentEpisodes - c0.AgentEpisodes,
 		Trainings:     c.Trainings - c0.Trainings, TrainingSeconds: c.TrainingSeconds - c0.TrainingSeconds,
-		AgentsHosted: c.AgentsHosted,
+		AgentsHosted: c.AgentsHosted, LiveHeap: c.LiveHeap,
 	}
 }
 
@@ -177,9 +184,11 @@ func parseCounters(r io.Reader) (counters, error) {
 	histogram(metricActuationDelay, &c.Decisions, &c.DelaySeconds)
 	histogram(metricAgentTraining, &c.Trainings, &c.TrainingSeconds)
 	histogram(metricSnapshotSeconds, &c.SnapshotsTimed, &c.SnapshotSeconds)
-	if f := fams[metricAgentsHosted]; f != nil {
-		for _, m := range f.GetMetric() {
-			c.AgentsHosted += m.GetGauge().GetValue()
+	for name, into := range map[string]*float64{metricAgentsHosted: &c.AgentsHosted, metricLiveHeap: &c.LiveHeap} {
+		if f := fams[name]; f != nil {
+			for _, m := range f.GetMetric() {
+				*into += m.GetGauge().GetValue()
+			}
 		}
 	}
 	for name, into := range map[string]*float64{metricRecommendations: &c.Recommendations, metricAgentErrors: &c.AgentErrors, metricAgentEpisodes: &c.AgentEpisodes} {

@@ -66,12 +66,15 @@ aware_telemetry_snapshots_total{result="error"} 4
 aware_telemetry_snapshot_seconds_bucket{le="+Inf"} 94
 aware_telemetry_snapshot_seconds_sum 47
 aware_telemetry_snapshot_seconds_count 94
+# TYPE go_gc_heap_live_bytes gauge
+go_gc_heap_live_bytes 3.8854316e+08
 `
 
 func TestParseAgentCounters(t *testing.T) {
 	c, err := parseCounters(strings.NewReader(sampleAgentMetrics))
 	require.NoError(t, err)
 	assert.Equal(t, 1000.0, c.AgentsHosted)
+	assert.Equal(t, 388543160.0, c.LiveHeap)
 	assert.Equal(t, map[string]float64{"Online": 5000, "Serving": 20}, c.AgentSteps)
 	assert.Equal(t, map[string]float64{"Online": 4900}, c.AgentUpdates)
 	assert.Equal(t, map[string]float64{"NaNAction": 2}, c.AgentWithheld)

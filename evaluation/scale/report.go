@@ -53,6 +53,9 @@ type Result struct {
 	// is VmHWM at the end (the peak since the controller started,
 	// warm-up included). Both in bytes.
 	RSSMax, HWM uint64
+	// LiveHeap is the Go runtime's live heap at the end, in bytes
+	// (go_gc_heap_live_bytes; 0 when not exported).
+	LiveHeap uint64
 	// Errors counts aware_controller_errors_total's increase over Window
 	// by "where"; ErrorsTotal its values at the end (warm-up included,
 	// when observations fail until Prometheus has a step of samples).
@@ -89,8 +92,8 @@ type AgentsResult struct {
 	// (wall time, aware_agents_training_seconds), and Acting the rest:
 	// observing, inference, writing recommendations, checkpoints.
 	CPU, CPUPeak, Training, Acting float64
-	// RSSMax and HWM are the runner's resident set, as for the controller.
-	RSSMax, HWM uint64
+	// RSSMax, HWM and LiveHeap are the runner's, as for the controller.
+	RSSMax, HWM, LiveHeap uint64
 	// Steps and Updates by stage, Withheld by reason, over the window.
 	Steps, Updates, Withheld map[string]float64
 	// UpdatesPerSecond is the training throughput.
@@ -257,7 +260,9 @@ func WriteTable(w io.Writer, r Result) error {
 	if p := r.Pressure; p != nil {
 		row("machine pressure: some task waiting for CPU, for I/O", fmt.Sprintf("%.1f %%, %.1f %% of the window", 100*p.CPU, 100*p.IO), "-", "-")
 	}
-	rows(keyRSS, keyHWM, keyErrors)
+	rows(keyRSS, keyHWM)
+	row("controller live heap at the end (go_gc_heap_live_bytes)", mib(r.LiveHeap), "-", "-")
+	rows(keyErrors)
 	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")
 	row("MPA steps in the window, mean duration", fmt.Sprintf("%.0f, %s", r.Steps, dur(r.StepMean)), "-", "-")
 	row("decisions applied, mean wait; changes by kind", fmt.Sprintf("%.0f, %s; %s", r.Decisions, dur(r.DelayMean), countsBy(r.Actuations, "none")), "-", "-")
@@ -273,10 +278,11 @@ func WriteTable(w io.Writer, r Result) error {
 		row("agent runner CPU training (time holding a training slot)", fmt.Sprintf("%.3f cores", a.Training), "-", "-")
 		rows(keyActing, keyAgentsHWM, keyAgentsErrs)
 		row("agent runner RSS, max sampled every 1s", mib(a.RSSMax), "-", "-")
+		row("agent runner live heap at the end (go_gc_heap_live_bytes)", mib(a.LiveHeap), "-", "-")
 		row("agent steps by stage; episodes", fmt.Sprintf("%s; %.0f", countsBy(a.Steps, "0"), a.Episodes), "-", "-")
 		row("agent updates by stage (per second)", fmt.Sprintf("%s (%.1f/s)", countsBy(a.Updates, "0"), a.UpdatesPerSecond), "-", "-")
 		row("agent recommendations withheld by reason", countsBy(a.Withheld, "0"), "-", "-")
-		row("agent runner's Prometheus snapshots", a.Snapshots.String(), "-", "-")
+		row("agent runner's snapshots (the controller's with --snapshots-from)", a.Snapshots.String(), "-", "-")
 	}
 	return tw.Flush()
 }

@@ -32,7 +32,7 @@ func sampleResult() Result {
 		HostCPU: 1.83, HostCores: 2,
 		Processes: []ProcessCPU{{"kube-apiserver", 0.61}, {"bench (twin, watch)", 0.45}, {"controller", 0.2134}},
 		Pressure:  &Pressure{CPU: 0.843, IO: 0.004},
-		RSSMax:    83 << 20, HWM: 91 << 20,
+		RSSMax:    83 << 20, HWM: 91 << 20, LiveHeap: 41 << 20,
 		Errors:      map[string]float64{},
 		ErrorsTotal: map[string]float64{"observe": 1000},
 		Steps:       1990, StepMean: 12345 * time.Microsecond,
@@ -64,7 +64,7 @@ func sampleAgentsResult() Result {
 	r.Agents = &AgentsResult{
 		Snapshots: Snapshots{Taken: 2, Failed: 1, Mean: 1200 * time.Millisecond},
 		Window:    30 * time.Second, Hosted: 1000, CPU: 0.42, CPUPeak: 1.2, Training: 0.3, Acting: 0.12,
-		RSSMax: 900 << 20, HWM: 950 << 20,
+		RSSMax: 900 << 20, HWM: 950 << 20, LiveHeap: 390 << 20,
 		Steps: map[string]float64{"Online": 2000}, Updates: map[string]float64{"Online": 1990}, UpdatesPerSecond: 66.3,
 		Withheld: map[string]float64{}, Episodes: 500,
 	}

@@ -685,7 +685,7 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 		res.Pressure = &Pressure{CPU: (r1.cpuStall - r0.cpuStall).Seconds() / res.Window.Seconds(),
 			IO: (r1.ioStall - r0.ioStall).Seconds() / res.Window.Seconds()}
 	}
-	res.RSSMax, res.HWM = max(rssMax, mem.RSS), mem.HWM
+	res.RSSMax, res.HWM, res.LiveHeap = max(rssMax, mem.RSS), mem.HWM, uint64(r1.counters.LiveHeap)
 	d := r1.counters.since(r0.counters)
 	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, r1.counters.Errors, d.Requests, d.Steps
 	res.Actuations, res.Decisions, res.Snapshots = d.Actuations, d.Decisions, d.snapshots()
@@ -782,7 +782,7 @@ func agentsResult(a0, a1 agentsReading, smp *sampler, pid int) (*AgentsResult, e
 	d := a1.counters.since(a0.counters)
 	r := &AgentsResult{
 		Window: window, CPU: (a1.cpu - a0.cpu).Seconds() / window.Seconds(), CPUPeak: peak,
-		Training: d.TrainingSeconds / window.Seconds(), RSSMax: max(rssMax, mem.RSS), HWM: mem.HWM,
+		Training: d.TrainingSeconds / window.Seconds(), RSSMax: max(rssMax, mem.RSS), HWM: mem.HWM, LiveHeap: uint64(a1.counters.LiveHeap),
 		Steps: d.AgentSteps, Updates: d.AgentUpdates, Withheld: d.AgentWithheld, Errors: d.AgentErrors, Episodes: d.AgentEpisodes,
 		Hosted: a1.counters.AgentsHosted, Snapshots: d.snapshots(),
 	}
