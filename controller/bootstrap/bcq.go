@@ -250,9 +250,9 @@ func (b *BCQ) Replay() *agent.Replay { return b.replay }
 
 // generate writes into dst (n×A) the decoder's actions for states (n×S)
 // with latent draws from N(0, 1) clipped to ±0.5, as the paper samples.
-func (b *BCQ) generate(sc *scratch, dst, states []float64, n int) {
+func (b *BCQ) generate(sc *rl.Scratch, dst, states []float64, n int) {
 	S, L := b.stateDim, b.latent
-	in := sc.take(n * (S + L))
+	in := sc.Take(n * (S + L))
 	for k := range n {
 		copy(in[k*(S+L):], states[k*S:(k+1)*S])
 		for j := range L {
@@ -268,9 +268,9 @@ func (b *BCQ) generate(sc *scratch, dst, states []float64, n int) {
 // perturb writes clip(a + Φ·tanh(ξ(s, a)), −1, 1) into dst (n×A) for
 // states (n×S) and actions a (n×A) through network xi; pre receives ξ's
 // outputs (for back-propagation).
-func (b *BCQ) perturb(sc *scratch, dst, pre []float64, xi *rl.MLP, states, a []float64, n int) {
+func (b *BCQ) perturb(sc *rl.Scratch, dst, pre []float64, xi *rl.MLP, states, a []float64, n int) {
 	S, A := b.stateDim, b.actionDim
-	x := sc.take(n * (S + A))
+	x := sc.Take(n * (S + A))
 	rl.ConcatRows(x, states, a, n, S, A)
 	xi.Forward(pre, x, n)
 	for i := range dst {
@@ -279,8 +279,8 @@ func (b *BCQ) perturb(sc *scratch, dst, pre []float64, xi *rl.MLP, states, a []f
 }
 
 // repeat returns x (n rows of width w) with every row repeated k times.
-func repeat(sc *scratch, x []float64, n, w, k int) []float64 {
-	out := sc.take(n * k * w)[:0]
+func repeat(sc *rl.Scratch, x []float64, n, w, k int) []float64 {
+	out := sc.Take(n * k * w)[:0]
 	for i := range n {
 		for range k {
 			out = append(out, x[i*w:(i+1)*w]...)
@@ -295,13 +295,13 @@ func repeat(sc *scratch, x []float64, n, w, k int) []float64 {
 // [−1, 1].
 func (b *BCQ) Act(dst, state []float64, explore bool) []float64 {
 	n, S, A := b.cfg.Samples, b.stateDim, b.actionDim
-	sc := borrowScratch()
-	defer giveBackScratch(sc)
+	sc := rl.BorrowScratch()
+	defer sc.Release()
 	states := repeat(sc, state, 1, S, n)
-	gen, acts, pre := sc.take(n*A), sc.take(n*A), sc.take(n*A)
+	gen, acts, pre := sc.Take(n*A), sc.Take(n*A), sc.Take(n*A)
 	b.generate(sc, gen, states, n)
 	b.perturb(sc, acts, pre, b.xi, states, gen, n)
-	x, q := sc.take(n*(S+A)), sc.take(n)
+	x, q := sc.Take(n*(S+A)), sc.Take(n)
 	rl.ConcatRows(x, states, acts, n, S, A)
 	b.q1.Forward(q, x, n)
 	best := 0
@@ -356,16 +356,16 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	for _, n := range b.trained {
 		n.net.Params().ZeroGrad()
 	}
-	sc := borrowScratch()
-	defer giveBackScratch(sc)
+	sc := rl.BorrowScratch()
+	defer sc.Release()
 
 	// VAE: reconstruction plus KL to N(0, 1), through the
 	// reparameterisation z = μ + σ·ε.
-	sa := sc.take(B * (S + A))
+	sa := sc.Take(B * (S + A))
 	rl.ConcatRows(sa, bt.States, bt.Actions, B, S, A)
-	ml := sc.take(B * 2 * L)
+	ml := sc.Take(B * 2 * L)
 	b.enc.Forward(ml, sa, B)
-	eps, sigma, z := sc.take(B*L), sc.take(B*L), sc.take(B*L)
+	eps, sigma, z := sc.Take(B*L), sc.Take(B*L), sc.Take(B*L)
 	for k := range B {
 		for j := range L {
 			i := k*L + j
@@ -375,12 +375,12 @@ func (b *BCQ) Update() (agent.Stats, error) {
 			z[i] = ml[k*2*L+j] + sigma[i]*eps[i]
 		}
 	}
-	sz := sc.take(B * (S + L))
+	sz := sc.Take(B * (S + L))
 	rl.ConcatRows(sz, bt.States, z, B, S, L)
-	recon := sc.take(B * A)
+	recon := sc.Take(B * A)
 	b.dec.Forward(recon, sz, B)
 	var vaeLoss float64
-	dRecon := sc.take(B * A)
+	dRecon := sc.Take(B * A)
 	invBA, invBL := 1/float64(B*A), 1/float64(B*L)
 	for i, u := range recon {
 		a := math.Tanh(u)
@@ -388,10 +388,10 @@ func (b *BCQ) Update() (agent.Stats, error) {
 		vaeLoss += e * e * invBA
 		dRecon[i] = 2 * e * invBA * (1 - a*a)
 	}
-	dsz := sc.take(B * (S + L))
+	dsz := sc.Take(B * (S + L))
 	b.dec.Backward(dsz, dRecon, B)
 	w := b.cfg.KLWeight
-	dml := sc.take(B * 2 * L)
+	dml := sc.Take(B * 2 * L)
 	for k := range B {
 		for j := range L {
 			i := k*L + j
@@ -413,15 +413,15 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	// over Samples generated, target-perturbed actions of s'.
 	n := b.cfg.Samples
 	next := repeat(sc, bt.Next, B, S, n)
-	gen, acts, pre := sc.take(B*n*A), sc.take(B*n*A), sc.take(B*n*A)
+	gen, acts, pre := sc.Take(B*n*A), sc.Take(B*n*A), sc.Take(B*n*A)
 	b.generate(sc, gen, next, B*n)
 	b.perturb(sc, acts, pre, b.xiT, next, gen, B*n)
-	xn := sc.take(B * n * (S + A))
+	xn := sc.Take(B * n * (S + A))
 	rl.ConcatRows(xn, next, acts, B*n, S, A)
-	qa, qb := sc.take(B*n), sc.take(B*n)
+	qa, qb := sc.Take(B*n), sc.Take(B*n)
 	b.q1T.Forward(qa, xn, B*n)
 	b.q2T.Forward(qb, xn, B*n)
-	y := sc.take(B)
+	y := sc.Take(B)
 	lam := b.cfg.Lambda
 	for k := range B {
 		best := math.Inf(-1)
@@ -431,7 +431,7 @@ func (b *BCQ) Update() (agent.Stats, error) {
 		}
 		y[k] = bt.Rewards[k] + b.cfg.Discount*(1-bt.Done[k])*best
 	}
-	q, dq := sc.take(B), sc.take(B)
+	q, dq := sc.Take(B), sc.Take(B)
 	invB := 1 / float64(B)
 	var closs, meanQ float64
 	for ci, c := range []*rl.MLP{b.q1, b.q2} {
@@ -448,10 +448,10 @@ func (b *BCQ) Update() (agent.Stats, error) {
 	}
 
 	// Perturbation: ascend Q1(s, clip(â + Φ·tanh ξ(s, â))) for generated â.
-	gen1, acts1, pre1 := sc.take(B*A), sc.take(B*A), sc.take(B*A)
+	gen1, acts1, pre1 := sc.Take(B*A), sc.Take(B*A), sc.Take(B*A)
 	b.generate(sc, gen1, bt.States, B)
 	b.perturb(sc, acts1, pre1, b.xi, bt.States, gen1, B)
-	xa := sc.take(B * (S + A))
+	xa := sc.Take(B * (S + A))
 	rl.ConcatRows(xa, bt.States, acts1, B, S, A)
 	b.q1.Forward(q, xa, B)
 	var aloss float64
@@ -459,9 +459,9 @@ func (b *BCQ) Update() (agent.Stats, error) {
 		aloss -= q[k] * invB
 		dq[k] = -invB
 	}
-	dxa := sc.take(B * (S + A))
+	dxa := sc.Take(B * (S + A))
 	b.q1.BackwardInput(dxa, dq, B)
-	dpre := sc.take(B * A)
+	dpre := sc.Take(B * A)
 	for k := range B {
 		for j := range A {
 			i := k*A + j

@@ -112,7 +112,7 @@ func (c *Checkpoint) LoadAdam(name string, o *Adam, p *Params) error {
 	if len(m) != 0 && len(m) != p.Len() {
 		return fmt.Errorf("rl: checkpoint Adam state %q has %d values, Params has %d", name, len(m), p.Len())
 	}
-	o.m32, o.v32, o.compacted = nil, nil, false
+	o.m32, o.v32 = nil, nil
 	if len(m) == 0 {
 		o.m, o.v = nil, nil
 	} else {

@@ -45,10 +45,12 @@ type Adam struct {
 	m, v                  []float64
 	// m32 and v32 hold the moments at float32 precision while compacted
 	// (m and v nil); they stay allocated for the next Compact.
-	m32, v32  []float32
-	compacted bool
-	t         int
+	m32, v32 []float32
+	t        int
 }
+
+// compacted reports whether the moments are held in m32 and v32 alone.
+func (o *Adam) compacted() bool { return o.m == nil && o.m32 != nil }
 
 // Compact keeps the moment estimates at float32 precision until the next
 // Step, which widens them again, and returns their float64 storage to the
@@ -59,44 +61,37 @@ type Adam struct {
 // at most, far below the noise of the minibatch gradients they average;
 // training without Compact is unchanged.
 func (o *Adam) Compact() {
-	if o.compacted || o.m == nil {
+	if o.m == nil {
 		return
 	}
 	o.m32, o.v32 = narrow(o.m32, o.m), narrow(o.v32, o.v)
 	giveBack(o.m)
 	giveBack(o.v)
-	o.m, o.v, o.compacted = nil, nil, true
+	o.m, o.v = nil, nil
 }
 
 // widen restores the float64 moments of a compacted optimiser.
 func (o *Adam) widen() {
-	if !o.compacted {
-		return
+	if o.compacted() {
+		o.m, o.v = widened(borrow(len(o.m32)), o.m32), widened(borrow(len(o.v32)), o.v32)
 	}
-	o.m, o.v = borrow(len(o.m32)), borrow(len(o.v32))
-	for i, x := range o.m32 {
-		o.m[i] = float64(x)
-	}
-	for i, x := range o.v32 {
-		o.v[i] = float64(x)
-	}
-	o.compacted = false
 }
 
 // moments returns the first and second moments as float64 (copies when
 // compacted); nil before the first Step.
 func (o *Adam) moments() (m, v []float64) {
-	if !o.compacted {
+	if !o.compacted() {
 		return o.m, o.v
 	}
-	m, v = make([]float64, len(o.m32)), make([]float64, len(o.v32))
-	for i, x := range o.m32 {
-		m[i] = float64(x)
+	return widened(make([]float64, len(o.m32)), o.m32), widened(make([]float64, len(o.v32)), o.v32)
+}
+
+// widened writes src into dst (of its length) and returns dst.
+func widened(dst []float64, src []float32) []float64 {
+	for i, x := range src {
+		dst[i] = float64(x)
 	}
-	for i, x := range o.v32 {
-		v[i] = float64(x)
-	}
-	return m, v
+	return dst
 }
 
 // narrow writes src rounded to float32 into dst, reusing its storage.

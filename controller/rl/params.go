@@ -32,7 +32,7 @@ func (p *Params) Values() []float64 { return p.values }
 // allocated, zeroed, on first use (a target network never has any) and
 // again after ReleaseGrads.
 func (p *Params) Grads() []float64 {
-	if p.grads == nil && len(p.values) > 0 {
+	if p.grads == nil {
 		p.grads = borrowZeroed(len(p.values))
 	}
 	return p.grads

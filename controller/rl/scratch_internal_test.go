@@ -67,7 +67,7 @@ func TestAdamCompact(t *testing.T) {
 	plain, compact := NewParams(n), NewParams(n)
 	po, co := NewAdam(0.05), NewAdam(0.05)
 	co.Compact() // before the first step: nothing to keep
-	assert.False(t, co.compacted)
+	assert.False(t, co.compacted())
 	for range 200 {
 		step(plain, po)
 		plain.ReleaseGrads()
