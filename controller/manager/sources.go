@@ -44,6 +44,8 @@ type SnapshotObserver struct {
 	rounds map[roundKey]*roundSnapshot
 }
 
+// roundKey names a round: end is in UTC without a monotonic reading, so
+// that equal instants are equal keys.
 type roundKey struct {
 	end    time.Time
 	window time.Duration
@@ -77,7 +79,8 @@ func WithObserverClock(now func() time.Time) ObserverOption {
 }
 
 // WithObserverMetrics registers the observer's metrics with reg:
-// aware_telemetry_snapshots_total by result and the
+// aware_telemetry_snapshots_total by result,
+// aware_telemetry_snapshots_late_total and the
 // aware_telemetry_snapshot_seconds histogram. Register one observer per
 // registry.
 func WithObserverMetrics(reg prometheus.Registerer) ObserverOption {
@@ -117,7 +120,11 @@ func podKeys(namespace string, pods []string) []telemetry.PodKey {
 // snapshot returns the snapshot of the round ending at end, taking it if
 // no caller has; callers of a round being taken wait for it.
 func (o *SnapshotObserver) snapshot(ctx context.Context, end time.Time, window time.Duration) (*telemetry.Snapshot, error) {
-	key := roundKey{end: end, window: window}
+	// A time.Time compares equal only with the same location: a round
+	// asked for in local time (the controller's clock) and the same round
+	// parsed from a reader's UTC query were two keys, and each round was
+	// taken twice.
+	key := roundKey{end: end.UTC().Round(0), window: window}
 	for {
 		o.mu.Lock()
 		r, ok := o.rounds[key]
@@ -151,13 +158,14 @@ func (o *SnapshotObserver) take(ctx context.Context, key roundKey, r *roundSnaps
 	if late < 0 {
 		late = min(key.window/10, time.Second)
 	}
-	at := o.now()
+	now := o.now()
+	at := now
 	if bound := key.end.Add(late); at.After(bound) {
 		at = bound
 	}
 	start := time.Now()
 	r.snap, r.err = o.src.Snapshot(ctx, key.window, at)
-	o.met.observe(r.err, time.Since(start))
+	o.met.observe(r.err, time.Since(start), now.Sub(key.end) > key.window)
 	if r.err != nil && ctx.Err() != nil {
 		// A cancelled caller must not poison the round for the others.
 		r.cancelled = true
@@ -187,6 +195,7 @@ func (o *SnapshotObserver) evict() {
 // snapshotMetrics are the observer's Prometheus metrics (nil: none).
 type snapshotMetrics struct {
 	taken   *prometheus.CounterVec
+	late    prometheus.Counter
 	seconds prometheus.Histogram
 }
 
@@ -194,17 +203,22 @@ func newSnapshotMetrics(reg prometheus.Registerer) *snapshotMetrics {
 	m := &snapshotMetrics{
 		taken: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_telemetry_snapshots_total",
 			Help: "Telemetry snapshots taken (one set of PromQL queries for every pod), by result (ok, error)."}, []string{"result"}),
+		late: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_telemetry_snapshots_late_total",
+			Help: "Telemetry snapshots taken more than a window after their round ended: a caller asked for a round no longer kept (or never taken), which costs Prometheus a snapshot more."}),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_telemetry_snapshot_seconds",
 			Help:    "Time taking one telemetry snapshot (its queries run in parallel).",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
 	}
-	reg.MustRegister(m.taken, m.seconds)
+	reg.MustRegister(m.taken, m.late, m.seconds)
 	return m
 }
 
-func (m *snapshotMetrics) observe(err error, d time.Duration) {
+func (m *snapshotMetrics) observe(err error, d time.Duration, late bool) {
 	if m == nil {
 		return
+	}
+	if late {
+		m.late.Inc()
 	}
 	result := "ok"
 	if err != nil {

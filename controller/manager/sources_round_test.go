@@ -78,6 +78,16 @@ func TestSnapshotObserverRounds(t *testing.T) {
 		assert.Equal(t, end.Add(200*time.Millisecond), g.calls[0].At, "a timely round is evaluated when asked")
 	})
 
+	t.Run("a round asked for in any location is one round", func(t *testing.T) {
+		f := newGate(true)
+		o := NewSnapshotObserver(f, WithObserverClock(func() time.Time { return end.Add(time.Second) }))
+		for _, at := range []time.Time{end, end.In(time.FixedZone("CET", 3600)), end.Local(), time.Unix(0, end.UnixNano())} {
+			_, err := o.Observe(ctx, query(at))
+			require.NoError(t, err)
+		}
+		assert.Equal(t, 1, f.count(), "the controller's local clock and a reader's UTC query name the same round")
+	})
+
 	t.Run("callers alternating between rounds take each round once", func(t *testing.T) {
 		f := newGate(true)
 		now := end.Add(w + 100*time.Millisecond)
@@ -121,6 +131,23 @@ func TestSnapshotObserverRounds(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 6, f.count(), "a dropped round is taken again")
 		assert.Len(t, o.rounds, 2)
+	})
+
+	t.Run("a round taken more than a window after its end is counted late", func(t *testing.T) {
+		f := newGate(true)
+		reg := prometheus.NewRegistry()
+		now := end.Add(w / 2)
+		o := NewSnapshotObserver(f, WithSnapshotRounds(1), WithObserverMetrics(reg), WithObserverClock(func() time.Time { return now }))
+		_, err := o.Observe(ctx, query(end))
+		require.NoError(t, err)
+		now = end.Add(w + w/2)
+		_, err = o.Observe(ctx, query(end.Add(w)))
+		require.NoError(t, err)
+		assert.InDelta(t, 0, testutil.ToFloat64(o.met.late), 0, "each round taken within its next window")
+		_, err = o.Observe(ctx, query(end))
+		require.NoError(t, err)
+		assert.Equal(t, 3, f.count(), "the dropped round is taken again")
+		assert.InDelta(t, 1, testutil.ToFloat64(o.met.late), 0, "and counted late")
 	})
 
 	t.Run("a caller that gives up does not poison the round", func(t *testing.T) {

@@ -355,15 +355,21 @@ func (e *Env) waitActuated(ctx context.Context, pol autoscaler.Policy, replicas 
 }
 
 // actuationPending says what still differs from the wanted allocation (""
-// when nothing does).
+// when nothing does). A pod the scheduler reports Unschedulable counts as
+// actuated: the controller did its part and the cluster has no room for
+// it (no cluster autoscaler adds any); the step measures the pods that
+// run, instead of timing out and asking again for what cannot be placed.
 func actuationPending(pol autoscaler.Policy, t target, replicas int32, res autoscaler.Resources) string {
 	if t.replicas != replicas {
 		return fmt.Sprintf("the target's replicas are %d", t.replicas)
 	}
-	ready := 0
+	ready, unschedulable := 0, 0
 	for i := range t.pods {
 		p := &t.pods[i]
 		if !podReady(p) {
+			if podUnschedulable(p) {
+				unschedulable++
+			}
 			continue
 		}
 		ready++
@@ -379,10 +385,23 @@ func actuationPending(pol autoscaler.Policy, t target, replicas int32, res autos
 			return fmt.Sprintf("pod %s runs with (%gcores, %gMi)", p.Name, cur.CPU, cur.Memory/gym.MiB)
 		}
 	}
-	if ready != int(replicas) || len(t.pods) != int(replicas) {
-		return fmt.Sprintf("%d of %d pods ready (%d pods)", ready, replicas, len(t.pods))
+	if ready+unschedulable != int(replicas) || len(t.pods) != int(replicas) {
+		return fmt.Sprintf("%d of %d pods ready, %d unschedulable (%d pods)", ready, replicas, unschedulable, len(t.pods))
 	}
 	return ""
+}
+
+// podUnschedulable says whether the scheduler found no node for p.
+func podUnschedulable(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodPending {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return false
 }
 
 func podReady(p *corev1.Pod) bool {

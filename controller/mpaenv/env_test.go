@@ -75,6 +75,7 @@ type world struct {
 	obsErrs    int       // Observe fails this many times first
 	gapUntil   time.Time // Observe fails for windows ending until then
 	act        bool
+	room       int // pods the cluster can place (0: any number); the others stay Unschedulable
 }
 
 var labels = map[string]string{"app": "app"}
@@ -161,8 +162,16 @@ func (w *world) actuate(ctx context.Context, replicas int32, target corev1.Resou
 	for i := range pods.Items {
 		require.NoError(w.t, w.c.Delete(ctx, &pods.Items[i]))
 	}
+	w.mu.Lock()
+	room := w.room
+	w.mu.Unlock()
 	for i := range replicas {
-		require.NoError(w.t, w.c.Create(ctx, pod(fmt.Sprintf("app-%d", i+1), target.Cpu().String(), target.Memory().String())))
+		p := pod(fmt.Sprintf("app-%d", i+1), target.Cpu().String(), target.Memory().String())
+		if room > 0 && int(i) >= room {
+			p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+				Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/4 nodes are available: 4 Insufficient cpu."}}}
+		}
+		require.NoError(w.t, w.c.Create(ctx, p))
 	}
 	w.mu.Lock()
 	w.actuatedAt = time.Now()
@@ -280,6 +289,34 @@ func TestStepSmallChangeKeepsResources(t *testing.T) {
 	_, _, _, _, info, err = e.Step(ctx, []float64{2, 0.6, 512 * gym.MiB}) // +20 %
 	require.NoError(t, err)
 	assert.InDelta(t, 0.6, info.Metrics.CPULimit, 1e-9, "resized")
+}
+
+// TestStepWithUnschedulablePods: pods the cluster has no room for count as
+// actuated (the step measures the pods that run instead of timing out and
+// asking again for what cannot be placed); pods merely starting do not.
+func TestStepWithUnschedulablePods(t *testing.T) {
+	w := newWorld(t, nil)
+	w.room = 2
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go w.run(ctx)
+	e := w.env(t, mpaenv.WithActuationTimeout(2*step))
+	_, _, err := e.Reset(ctx, 1)
+	require.NoError(t, err)
+	_, _, _, _, info, err := e.Step(ctx, []float64{3, 0.5, 512 * gym.MiB})
+	require.NoError(t, err, "the third pod is Unschedulable: actuated as far as the cluster allows")
+	assert.Equal(t, 3, info.Metrics.Replicas)
+
+	// A pod that is Pending but not (yet) found unschedulable is waited for.
+	var p corev1.Pod
+	require.NoError(t, w.c.Get(ctx, types.NamespacedName{Namespace: "ns", Name: "app-3"}, &p))
+	p.Status.Conditions = nil
+	require.NoError(t, w.c.Status().Update(ctx, &p))
+	w.mu.Lock()
+	w.act = false
+	w.mu.Unlock()
+	_, _, _, _, _, err = e.Step(ctx, []float64{3, 0.5, 512 * gym.MiB})
+	assert.ErrorContains(t, err, "2 of 3 pods ready, 0 unschedulable (3 pods)")
 }
 
 func TestObservationRetriesMissingMeasurements(t *testing.T) {

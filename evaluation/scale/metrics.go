@@ -30,6 +30,7 @@ const (
 	// observer (controller/manager).
 	metricSnapshots       = "aware_telemetry_snapshots_total"
 	metricSnapshotSeconds = "aware_telemetry_snapshot_seconds"
+	metricSnapshotsLate   = "aware_telemetry_snapshots_late_total"
 
 	// The agent runner's (controller/agents).
 	metricAgentSteps    = "aware_agents_steps_total"
@@ -68,8 +69,10 @@ type counters struct {
 	// Snapshots counts the observer's telemetry snapshots by result;
 	// SnapshotsTimed and SnapshotSeconds are the count and sum of their
 	// duration histogram.
-	Snapshots                       map[string]float64
-	SnapshotsTimed, SnapshotSeconds float64
+	// SnapshotsLate counts those taken more than a window after their
+	// round ended.
+	Snapshots                                      map[string]float64
+	SnapshotsTimed, SnapshotSeconds, SnapshotsLate float64
 
 	// The agent runner's: acting steps and training updates by stage,
 	// withheld recommendations by reason, failed cycles, episodes, and
@@ -85,29 +88,33 @@ type counters struct {
 
 // since is c minus an earlier c0: what happened in between.
 func (c counters) since(c0 counters) counters {
-	sub := func(a, b map[string]float64) map[string]float64 {
-		out := maps.Clone(a)
-		for k, v := range b {
-			out[k] -= v
-			if out[k] == 0 {
-				delete(out, k)
-			}
-		}
-		return out
-	}
+	sub := diff
 	return counters{
 		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
 		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
 		Actuations: sub(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
 		LastRound: c.LastRound,
 		Snapshots: sub(c.Snapshots, c0.Snapshots), SnapshotsTimed: c.SnapshotsTimed - c0.SnapshotsTimed,
-		SnapshotSeconds: c.SnapshotSeconds - c0.SnapshotSeconds,
-		AgentSteps:      sub(c.AgentSteps, c0.AgentSteps), AgentUpdates: sub(c.AgentUpdates, c0.AgentUpdates),
+		SnapshotSeconds: c.SnapshotSeconds - c0.SnapshotSeconds, SnapshotsLate: c.SnapshotsLate - c0.SnapshotsLate,
+		AgentSteps: sub(c.AgentSteps, c0.AgentSteps), AgentUpdates: sub(c.AgentUpdates, c0.AgentUpdates),
 		AgentWithheld: sub(c.AgentWithheld, c0.AgentWithheld), AgentErrors: c.AgentErrors - c0.AgentErrors,
 		AgentEpisodes: c.AgentEpisodes - c0.AgentEpisodes,
 		Trainings:     c.Trainings - c0.Trainings, TrainingSeconds: c.TrainingSeconds - c0.TrainingSeconds,
 		AgentsHosted: c.AgentsHosted, LiveHeap: c.LiveHeap,
 	}
+}
+
+// diff is the counters a minus the earlier b, keys whose count did not
+// change left out.
+func diff(a, b map[string]float64) map[string]float64 {
+	out := maps.Clone(a)
+	for k, v := range b {
+		out[k] -= v
+		if out[k] == 0 {
+			delete(out, k)
+		}
+	}
+	return out
 }
 
 func sum(m map[string]float64) float64 {
@@ -191,7 +198,8 @@ func parseCounters(r io.Reader) (counters, error) {
 			}
 		}
 	}
-	for name, into := range map[string]*float64{metricRecommendations: &c.Recommendations, metricAgentErrors: &c.AgentErrors, metricAgentEpisodes: &c.AgentEpisodes} {
+	for name, into := range map[string]*float64{metricRecommendations: &c.Recommendations, metricAgentErrors: &c.AgentErrors,
+		metricAgentEpisodes: &c.AgentEpisodes, metricSnapshotsLate: &c.SnapshotsLate} {
 		if f := fams[name]; f != nil {
 			for _, m := range f.GetMetric() {
 				*into += m.GetCounter().GetValue()
@@ -212,7 +220,7 @@ func labelValue(m *dto.Metric, name string) string {
 
 // snapshots summarises the telemetry snapshots between two readings.
 func (c counters) snapshots() Snapshots {
-	return Snapshots{Taken: c.Snapshots["ok"], Failed: c.Snapshots["error"], Mean: mean(c.SnapshotSeconds, c.SnapshotsTimed)}
+	return Snapshots{Taken: c.Snapshots["ok"], Failed: c.Snapshots["error"], Late: c.SnapshotsLate, Mean: mean(c.SnapshotSeconds, c.SnapshotsTimed)}
 }
 
 // mean is a histogram's mean duration from its sum in seconds and its

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -66,6 +68,8 @@ aware_telemetry_snapshots_total{result="error"} 4
 aware_telemetry_snapshot_seconds_bucket{le="+Inf"} 94
 aware_telemetry_snapshot_seconds_sum 47
 aware_telemetry_snapshot_seconds_count 94
+# TYPE aware_telemetry_snapshots_late_total counter
+aware_telemetry_snapshots_late_total 7
 # TYPE go_gc_heap_live_bytes gauge
 go_gc_heap_live_bytes 3.8854316e+08
 `
@@ -82,18 +86,18 @@ func TestParseAgentCounters(t *testing.T) {
 	assert.Equal(t, 1250.0, c.AgentEpisodes)
 	assert.Equal(t, 4900.0, c.Trainings)
 	assert.InDelta(t, 61.5, c.TrainingSeconds, 1e-9)
-	assert.Equal(t, Snapshots{Taken: 90, Failed: 4, Mean: 500 * time.Millisecond}, c.snapshots())
+	assert.Equal(t, Snapshots{Taken: 90, Failed: 4, Late: 7, Mean: 500 * time.Millisecond}, c.snapshots())
 
 	later := c
 	later.Snapshots = map[string]float64{"ok": 100, "error": 4}
-	later.SnapshotsTimed, later.SnapshotSeconds = 104, 49
+	later.SnapshotsTimed, later.SnapshotSeconds, later.SnapshotsLate = 104, 49, 9
 	later.AgentSteps = map[string]float64{"Online": 6000, "Serving": 20}
 	later.TrainingSeconds = 70
 	d := later.since(c)
 	assert.Equal(t, map[string]float64{"Online": 1000}, d.AgentSteps, "unchanged stages drop out")
 	assert.InDelta(t, 8.5, d.TrainingSeconds, 1e-9)
 	assert.Equal(t, 1000.0, d.AgentsHosted, "a gauge is read, not differenced")
-	assert.Equal(t, Snapshots{Taken: 10, Mean: 200 * time.Millisecond}, d.snapshots())
+	assert.Equal(t, Snapshots{Taken: 10, Late: 2, Mean: 200 * time.Millisecond}, d.snapshots())
 }
 
 func TestParseCounters(t *testing.T) {
@@ -147,4 +151,33 @@ func TestScrapeCounters(t *testing.T) {
 	assert.Equal(t, sampleMetrics, string(raw))
 	_, _, err = scrapeCounters(context.Background(), srv.Client(), srv.URL+"/nope")
 	assert.ErrorContains(t, err, "404")
+}
+
+func TestParseAPIWrites(t *testing.T) {
+	const page = `# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",group="autoscaling.aware.dev",resource="multidimpodautoscalers",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 120
+apiserver_request_total{code="409",component="apiserver",group="autoscaling.aware.dev",resource="multidimpodautoscalers",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 3
+apiserver_request_total{code="201",component="apiserver",group="",resource="events",scope="resource",subresource="",verb="POST",version="v1"} 40
+apiserver_request_total{code="200",component="apiserver",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 999
+apiserver_request_total{code="0",component="apiserver",group="",resource="pods",scope="namespace",subresource="",verb="WATCH",version="v1"} 5
+`
+	got, err := parseAPIWrites(strings.NewReader(page))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"multidimpodautoscalers/status PATCH": 123, "events POST": 40}, got, "writes only, summed over codes")
+
+	_, err = parseAPIWrites(strings.NewReader("# TYPE up gauge\nup 1\n"))
+	require.ErrorContains(t, err, "no apiserver_request_total")
+
+	assert.Equal(t, map[string]float64{"events POST": 10}, diff(got, map[string]float64{"multidimpodautoscalers/status PATCH": 123, "events POST": 30}))
+}
+
+func TestCountEvents(t *testing.T) {
+	m := map[string]float64{}
+	countEvent(m, &corev1.Event{Reason: "FailedScheduling", ReportingController: "default-scheduler", Series: &corev1.EventSeries{Count: 7}})
+	countEvent(m, &corev1.Event{Reason: "Scaled", Source: corev1.EventSource{Component: "aware-controller"}, Count: 3})
+	countEvent(m, &corev1.Event{Reason: "Scaled", Source: corev1.EventSource{Component: "aware-controller"}})
+	countEvent(m, &corev1.Event{Reason: "Odd"})
+	assert.Equal(t, map[string]float64{"default-scheduler FailedScheduling": 7, "aware-controller Scaled": 4, "? Odd": 1}, m)
+	assert.Equal(t, "12 (default-scheduler FailedScheduling 7, aware-controller Scaled 4, other 1)", topCounts(m, 2, "none"))
+	assert.Equal(t, "none", topCounts(nil, 2, "none"))
 }

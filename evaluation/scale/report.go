@@ -75,6 +75,11 @@ type Result struct {
 	Requests map[string]float64
 	// Snapshots are the controller's telemetry snapshots over Window.
 	Snapshots Snapshots
+	// APIWrites counts the API server's write requests over Window, the
+	// whole cluster's, by "resource[/subresource] VERB"; Events the
+	// Events recorded since the start by "component reason", repeats
+	// included.
+	APIWrites, Events map[string]float64
 	// Agents is the agent runner's figures, with Config.Agents.
 	Agents *AgentsResult
 	// Targets are the bounds checked.
@@ -105,15 +110,16 @@ type AgentsResult struct {
 }
 
 // Snapshots counts one process's telemetry snapshots (one set of PromQL
-// queries for every pod, normally one per round): taken, failed, and
-// their mean duration.
+// queries for every pod, normally one per round): taken, failed, late
+// (taken more than a window after their round ended: a reader asked for a
+// round the process no longer kept), and their mean duration.
 type Snapshots struct {
-	Taken, Failed float64
-	Mean          time.Duration
+	Taken, Failed, Late float64
+	Mean                time.Duration
 }
 
 func (s Snapshots) String() string {
-	return fmt.Sprintf("%.0f taken, %.0f failed, mean %s", s.Taken, s.Failed, dur(s.Mean))
+	return fmt.Sprintf("%.0f taken, %.0f failed, %.0f late, mean %s", s.Taken, s.Failed, s.Late, dur(s.Mean))
 }
 
 // Pressure is the kernel's pressure stall information over a window: the
@@ -272,6 +278,8 @@ func WriteTable(w io.Writer, r Result) error {
 	}
 	row("API requests in the window", fmt.Sprintf("%s (%.1f/s)", countsBy(r.Requests, "0"), perSec), "-", "-")
 	row("controller's Prometheus snapshots in the window", r.Snapshots.String(), "-", "-")
+	row("API server writes in the window (all clients)", topCounts(r.APIWrites, 8, "not measured"), "-", "-")
+	row("Events since the start by source and reason", topCounts(r.Events, 8, "none"), "-", "-")
 	if a := r.Agents; a != nil {
 		row(fmt.Sprintf("agent runner: agents hosted; CPU over %s, busiest second", dur(a.Window)),
 			fmt.Sprintf("%.0f; %.3f cores, %.3f cores", a.Hosted, a.CPU, a.CPUPeak), "-", "-")

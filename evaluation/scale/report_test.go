@@ -38,7 +38,8 @@ func sampleResult() Result {
 		Steps:       1990, StepMean: 12345 * time.Microsecond,
 		Actuations: map[string]float64{"replicas": 120, "resize": 310}, Decisions: 400, DelayMean: 850 * time.Millisecond,
 		Requests:  map[string]float64{"GET": 3980, "PATCH": 1990},
-		Snapshots: Snapshots{Taken: 2, Mean: 410 * time.Millisecond},
+		Snapshots: Snapshots{Taken: 2, Late: 1, Mean: 410 * time.Millisecond},
+		APIWrites: map[string]float64{"multidimpodautoscalers/status PATCH": 1990, "events POST": 430, "pods/resize PATCH": 310, "pods/status PATCH": 310},
 		Targets:   DefaultTargets(),
 	}
 }
@@ -68,6 +69,7 @@ func sampleAgentsResult() Result {
 		Steps: map[string]float64{"Online": 2000}, Updates: map[string]float64{"Online": 1990}, UpdatesPerSecond: 66.3,
 		Withheld: map[string]float64{}, Episodes: 500,
 	}
+	r.Events = map[string]float64{"aware-controller ResizedInPlace": 310, "default-scheduler FailedScheduling": 2400, "deployment-controller ScalingReplicaSet": 120}
 	return r
 }
 

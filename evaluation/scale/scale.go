@@ -101,6 +101,7 @@ type bench struct {
 	ctl      *localproc.Process
 	runner   *localproc.Process // the agent runner, with Config.Agents
 	runnerMx string             // its /metrics URL
+	rc       *rest.Config       // the cluster's admin
 	twinDone chan struct{}
 	twinErr  error
 }
@@ -263,6 +264,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	b.rc = rc
 	admin, err := adminClient(rc)
 	if err != nil {
 		return res, err
@@ -392,6 +394,9 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.Pods, res.Pending = ps.running, ps.pending
+	if res.Events, err = eventCounts(ctx, admin); err != nil {
+		log.Warn("bench: events not counted", "err", err)
+	}
 	if _, res.WithMetrics, res.WithoutMetrics, err = mpaMetrics(ctx, mpas, recommender, quoteMPAs); err != nil {
 		return res, err
 	}
@@ -597,6 +602,10 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	}
 	smp := startSampler(pid, r0.at, r0.cpu)
 	defer smp.stop()
+	writes0, err := apiWrites(ctx, b.rc)
+	if err != nil {
+		b.log.Warn("bench: API server writes not measured", "err", err)
+	}
 	var a0 agentsReading
 	var asmp *sampler
 	if b.runner != nil {
@@ -648,6 +657,13 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	r1, err := readAt(ctx, hc, metricsURL, pid, end)
 	if err != nil {
 		return err
+	}
+	if writes0 != nil {
+		if writes1, err := apiWrites(ctx, b.rc); err != nil {
+			b.log.Warn("bench: API server writes not measured", "err", err)
+		} else {
+			res.APIWrites = diff(writes1, writes0)
+		}
 	}
 	// For the analysis of where the time goes: every metric of the
 	// controller (workqueue, client and step histograms) at the end.
