@@ -821,6 +821,20 @@ func AppliedResources(p *corev1.Pod, container string) (Resources, bool) {
 	return podResources(p, container, true)
 }
 
+// Unschedulable reports whether the scheduler found no node for the
+// Pending pod p, and its message saying why.
+func Unschedulable(p *corev1.Pod) (string, bool) {
+	if p.Status.Phase != corev1.PodPending {
+		return "", false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Message, c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return "", false
+}
+
 func podResources(p *corev1.Pod, container string, applied bool) (Resources, bool) {
 	if applied {
 		for _, cs := range p.Status.ContainerStatuses {

@@ -44,8 +44,8 @@ type SnapshotObserver struct {
 	rounds map[roundKey]*roundSnapshot
 }
 
-// roundKey names a round: end is in UTC without a monotonic reading, so
-// that equal instants are equal keys.
+// roundKey names a round: end is in UTC (which also drops a monotonic
+// reading), so that equal instants are equal keys.
 type roundKey struct {
 	end    time.Time
 	window time.Duration
@@ -124,7 +124,7 @@ func (o *SnapshotObserver) snapshot(ctx context.Context, end time.Time, window t
 	// asked for in local time (the controller's clock) and the same round
 	// parsed from a reader's UTC query were two keys, and each round was
 	// taken twice.
-	key := roundKey{end: end.UTC().Round(0), window: window}
+	key := roundKey{end: end.UTC(), window: window}
 	for {
 		o.mu.Lock()
 		r, ok := o.rounds[key]

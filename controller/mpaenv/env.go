@@ -367,7 +367,7 @@ func actuationPending(pol autoscaler.Policy, t target, replicas int32, res autos
 	for i := range t.pods {
 		p := &t.pods[i]
 		if !podReady(p) {
-			if podUnschedulable(p) {
+			if _, ok := autoscaler.Unschedulable(p); ok {
 				unschedulable++
 			}
 			continue
@@ -389,19 +389,6 @@ func actuationPending(pol autoscaler.Policy, t target, replicas int32, res autos
 		return fmt.Sprintf("%d of %d pods ready, %d unschedulable (%d pods)", ready, replicas, unschedulable, len(t.pods))
 	}
 	return ""
-}
-
-// podUnschedulable says whether the scheduler found no node for p.
-func podUnschedulable(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodPending {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
-		}
-	}
-	return false
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -94,26 +92,4 @@ func countEvent(into map[string]float64, ev *corev1.Event) {
 		n = max(n, ev.Series.Count)
 	}
 	into[who+" "+ev.Reason] += float64(n)
-}
-
-// topCounts is "total (k1 v1, k2 v2, …)" with the n largest counts in
-// decreasing order, or zero.
-func topCounts(m map[string]float64, n int, zero string) string {
-	if sum(m) == 0 {
-		return zero
-	}
-	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
-	parts := make([]string, 0, n+1)
-	rest := 0.0
-	for i, k := range keys {
-		if i < n {
-			parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
-		} else {
-			rest += m[k]
-		}
-	}
-	if rest > 0 {
-		parts = append(parts, fmt.Sprintf("other %.0f", rest))
-	}
-	return fmt.Sprintf("%.0f (%s)", sum(m), strings.Join(parts, ", "))
 }

@@ -88,16 +88,15 @@ type counters struct {
 
 // since is c minus an earlier c0: what happened in between.
 func (c counters) since(c0 counters) counters {
-	sub := diff
 	return counters{
-		Errors: sub(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
-		Recommendations: c.Recommendations - c0.Recommendations, Requests: sub(c.Requests, c0.Requests),
-		Actuations: sub(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
+		Errors: diff(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
+		Recommendations: c.Recommendations - c0.Recommendations, Requests: diff(c.Requests, c0.Requests),
+		Actuations: diff(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
 		LastRound: c.LastRound,
-		Snapshots: sub(c.Snapshots, c0.Snapshots), SnapshotsTimed: c.SnapshotsTimed - c0.SnapshotsTimed,
+		Snapshots: diff(c.Snapshots, c0.Snapshots), SnapshotsTimed: c.SnapshotsTimed - c0.SnapshotsTimed,
 		SnapshotSeconds: c.SnapshotSeconds - c0.SnapshotSeconds, SnapshotsLate: c.SnapshotsLate - c0.SnapshotsLate,
-		AgentSteps: sub(c.AgentSteps, c0.AgentSteps), AgentUpdates: sub(c.AgentUpdates, c0.AgentUpdates),
-		AgentWithheld: sub(c.AgentWithheld, c0.AgentWithheld), AgentErrors: c.AgentErrors - c0.AgentErrors,
+		AgentSteps: diff(c.AgentSteps, c0.AgentSteps), AgentUpdates: diff(c.AgentUpdates, c0.AgentUpdates),
+		AgentWithheld: diff(c.AgentWithheld, c0.AgentWithheld), AgentErrors: c.AgentErrors - c0.AgentErrors,
 		AgentEpisodes: c.AgentEpisodes - c0.AgentEpisodes,
 		Trainings:     c.Trainings - c0.Trainings, TrainingSeconds: c.TrainingSeconds - c0.TrainingSeconds,
 		AgentsHosted: c.AgentsHosted, LiveHeap: c.LiveHeap,

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -333,17 +334,32 @@ func yes(ok bool) string {
 
 // countsBy is "total (k1 v1, k2 v2)" in key order, or zero.
 func countsBy(m map[string]float64, zero string) string {
+	return formatCounts(m, slices.Sorted(maps.Keys(m)), 0, zero)
+}
+
+// topCounts is "total (k1 v1, k2 v2, …)" with the n largest counts in
+// decreasing order and the rest as "other", or zero.
+func topCounts(m map[string]float64, n int, zero string) string {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+	rest := 0.0
+	for _, k := range keys[min(n, len(keys)):] {
+		rest += m[k]
+	}
+	return formatCounts(m, keys[:min(n, len(keys))], rest, zero)
+}
+
+// formatCounts is "total (k1 v1, …, other rest)" for keys of m (an empty
+// key named "?"), or zero when m counts nothing.
+func formatCounts(m map[string]float64, keys []string, rest float64, zero string) string {
 	if sum(m) == 0 {
 		return zero
 	}
-	keys := slices.Sorted(maps.Keys(m))
-	parts := make([]string, 0, len(keys))
+	parts := make([]string, 0, len(keys)+1)
 	for _, k := range keys {
-		name := k
-		if name == "" {
-			name = "?"
-		}
-		parts = append(parts, fmt.Sprintf("%s %.0f", name, m[k]))
+		parts = append(parts, fmt.Sprintf("%s %.0f", cmp.Or(k, "?"), m[k]))
+	}
+	if rest > 0 {
+		parts = append(parts, fmt.Sprintf("other %.0f", rest))
 	}
 	return fmt.Sprintf("%.0f (%s)", sum(m), strings.Join(parts, ", "))
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/deploy"
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/generator"
@@ -158,11 +159,9 @@ func podStates(ctx context.Context, c client.Client, ns string) (pods, error) {
 			ps.running++
 		case corev1.PodPending:
 			ps.pending++
-			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-					ps.unschedulable++
-					ps.why = c.Message
-				}
+			if why, ok := autoscaler.Unschedulable(&p); ok {
+				ps.unschedulable++
+				ps.why = why
 			}
 		}
 	}
