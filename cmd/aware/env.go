@@ -61,6 +61,7 @@ type envServeConfig struct {
 	namespace  string
 	mpas       []string
 	actuation  time.Duration
+	pickup     time.Duration
 	// listening, if set, is told the address once the server listens.
 	listening func(addr string)
 }
@@ -112,7 +113,7 @@ subresource and list on pods (controller/deploy/env-rbac/role.yaml).`,
 					cfg.episode = 0
 				}
 			} else {
-				for _, n := range []string{"kubeconfig", "prometheus", "namespace", "mpa", "actuation-timeout"} {
+				for _, n := range []string{"kubeconfig", "prometheus", "namespace", "mpa", "actuation-timeout", "pickup-timeout"} {
 					if fl.Changed(n) {
 						return fmt.Errorf("--%s needs --cluster", n)
 					}
@@ -139,7 +140,8 @@ subresource and list on pods (controller/deploy/env-rbac/role.yaml).`,
 	f.StringVar(&cfg.prometheus, "prometheus", "", "with --cluster: Prometheus base URL (required)")
 	f.StringVar(&cfg.namespace, "namespace", "default", "with --cluster: namespace of the MPAs")
 	f.StringSliceVar(&cfg.mpas, "mpa", nil, "with --cluster: serve these MPAs (default: every MPA of --namespace with an external recommender)")
-	f.DurationVar(&cfg.actuation, "actuation-timeout", 0, "with --cluster: bound on the wait for the controller to actuate a step (default 3 steps)")
+	f.DurationVar(&cfg.actuation, "actuation-timeout", 0, "with --cluster: bound on the wait for a step's action to be actuated once the controller took it (default 3 steps)")
+	f.DurationVar(&cfg.pickup, "pickup-timeout", 0, "with --cluster: bound on the wait for the controller to take a step's recommendation (status.appliedRecommendationTime; default 10 steps)")
 	return cmd
 }
 
@@ -293,6 +295,9 @@ func (c envServeConfig) clusterEnvs(ctx context.Context, log *slog.Logger) (map[
 	if c.actuation < 0 {
 		errs = append(errs, fmt.Errorf("--actuation-timeout %s: must be positive", c.actuation))
 	}
+	if c.pickup < 0 {
+		errs = append(errs, fmt.Errorf("--pickup-timeout %s: must be positive", c.pickup))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -334,6 +339,9 @@ func (c envServeConfig) clusterEnvs(ctx context.Context, log *slog.Logger) (map[
 	}
 	if c.actuation > 0 {
 		opts = append(opts, mpaenv.WithActuationTimeout(c.actuation))
+	}
+	if c.pickup > 0 {
+		opts = append(opts, mpaenv.WithPickupTimeout(c.pickup))
 	}
 	envs := make(map[string]gym.Env, len(names))
 	for _, n := range names {

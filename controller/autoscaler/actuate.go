@@ -32,11 +32,12 @@ func (r *Reconciler) scaleTo(ctx context.Context, target client.Object, scale *a
 	return nil
 }
 
-// applyResources brings the container of every pod to res: in place
+// applyResources brings the container of every pod off target (a
+// significant move away from res, judged per pod) to res: in place
 // through pods/resize (InPlaceOrRecreate), falling back to the pod
 // template (a rolling update) when the cluster refuses the resize or
 // reports it infeasible; Recreate goes to the template directly.
-func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, target client.Object, pods []corev1.Pod, container string, res Resources, out *outcome, log *slog.Logger) error {
+func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, target client.Object, pods []corev1.Pod, container string, res Resources, agent bool, out *outcome, log *slog.Logger) error {
 	if container == "" {
 		return nil
 	}
@@ -50,8 +51,7 @@ func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPod
 				refused = fmt.Errorf("pod %s: resize reported infeasible", p.Name)
 				break
 			}
-			spec, ok := podResources(p, container, false)
-			if !ok || !Differs(pol, spec, res) {
+			if !podOffTarget(pol, p, container, res, agent) {
 				continue
 			}
 			if err := r.resize(ctx, p, pol, container, res); err != nil {

@@ -188,6 +188,30 @@ func Resize(p Policy, current, target Resources, agent bool) (Resources, bool) {
 	return target, true
 }
 
+// PodsOffTarget reports whether a pod's container, as specified, is a
+// significant move (Resize) away from target. Resize judges the pods'
+// mean; this judges each pod, as upstream VPA's updater does, so that a pod
+// unlike the others (created from the workload's template while the
+// admission webhook was off or failed open) is brought to the target even
+// when the mean is on it.
+func PodsOffTarget(p Policy, pods []corev1.Pod, container string, target Resources, agent bool) bool {
+	for i := range pods {
+		if podOffTarget(p, &pods[i], container, target, agent) {
+			return true
+		}
+	}
+	return false
+}
+
+func podOffTarget(p Policy, pod *corev1.Pod, container string, target Resources, agent bool) bool {
+	spec, ok := podResources(pod, container, false)
+	if !ok {
+		return false
+	}
+	_, resize := Resize(p, spec, target, agent)
+	return resize
+}
+
 // WithResources returns r with its controlled limits set to t. A request
 // keeps its ratio to the limit it had (requests = limits stays so); a
 // request without a limit is set to the target.

@@ -3,6 +3,7 @@ package autoscaler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,6 +42,7 @@ type world struct {
 	met   gym.Metrics
 	err   error
 	calls int
+	pods  []string // the pods every query must name (default app-1, app-2)
 	young []string // the last query's young pods
 	// failScale and failStatus make scale updates and MPA status writes
 	// fail.
@@ -74,7 +76,7 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler), opts ...
 		edit(m)
 	}
 	objs = append(objs, m)
-	w = &world{store: trajectory.NewMemory(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w = &world{store: trajectory.NewMemory(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), pods: []string{"app-1", "app-2"}}
 	w.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.MultidimPodAutoscaler{}).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, _ ...client.SubResourceGetOption) error {
 			if err := c.SubResource(sub).Get(ctx, obj, subObj); err != nil {
@@ -106,7 +108,7 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler), opts ...
 		w.calls++
 		assert.Equal(t, "ns", q.Namespace)
 		assert.Equal(t, "workload", q.Container)
-		assert.ElementsMatch(t, []string{"app-1", "app-2"}, q.Pods)
+		assert.ElementsMatch(t, w.pods, q.Pods)
 		w.young = q.Young
 		return w.met, w.err
 	})
@@ -277,6 +279,131 @@ func TestReconcileExternalRecommender(t *testing.T) {
 	require.NoError(t, w.c.Update(context.Background(), m))
 	small("1050m")
 	assert.Equal(t, "1050m", w.podCPU(t, "app-1"), "minResizePercent 0: every change applied")
+}
+
+// TestReconcileResizesAPodOffTarget: a pod unlike the others (created from
+// the template while the admission webhook was off) is resized to the
+// recommendation even when the pods' mean is within the resize threshold;
+// pods within it are left alone.
+func TestReconcileResizesAPodOffTarget(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+		m.Spec.Agent.Bootstrap = ptr(false)
+	})
+	m := w.step(t)
+	require.Equal(t, v1alpha1.StageOnline, m.Status.Agent.Stage)
+	recommend := func(cpu string) {
+		t.Helper()
+		ts := metav1.NewTime(w.now)
+		m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Replicas: ptr(int32(2)), Recommender: "aware", Time: &ts,
+			ContainerRecommendations: []v1alpha1.RecommendedContainerResources{{ContainerName: "workload",
+				Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("512Mi")}}}}
+		require.NoError(t, w.c.Status().Update(context.Background(), m))
+	}
+	recommend("1")
+	m = w.step(t)
+	require.Equal(t, "1", w.podCPU(t, "app-1"))
+	require.Equal(t, "1", w.podCPU(t, "app-2"))
+
+	// Four more pods: three at the target, one at 0.8 cores. Their mean
+	// (0.96 cores) is within 10 % of 1.05 cores; the odd pod is not.
+	var tmpl corev1.Pod
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app-1"}, &tmpl))
+	for i, cpu := range map[int]string{3: "1", 4: "1", 5: "1", 6: "800m"} {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%d", i), Namespace: "ns", Labels: tmpl.Labels},
+			Spec: *tmpl.Spec.DeepCopy(), Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse(cpu)
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse(cpu)
+		require.NoError(t, w.c.Create(context.Background(), &p))
+		w.pods = append(w.pods, p.Name)
+	}
+	recommend("1050m")
+	m = w.step(t)
+	assert.Equal(t, "1050m", w.podCPU(t, "app-6"), "the pod off target is resized")
+	for _, n := range []string{"app-1", "app-2", "app-3", "app-4", "app-5"} {
+		assert.Equal(t, "1", w.podCPU(t, n), "%s is within 10 %% of the target: left alone", n)
+	}
+}
+
+// TestReconcileDropsAStaleQueuedDecision: a decision still queued for the
+// updater is dropped when a later step finds nothing to change, instead of
+// moving the target away from where that step wants it.
+func TestReconcileDropsAStaleQueuedDecision(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+		m.Spec.Agent.Bootstrap = ptr(false)
+	})
+	m := w.step(t)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}}
+	recommend := func(replicas int32) {
+		t.Helper()
+		ts := metav1.NewTime(w.now)
+		m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Replicas: ptr(replicas), Recommender: "aware", Time: &ts,
+			ContainerRecommendations: []v1alpha1.RecommendedContainerResources{{ContainerName: "workload",
+				Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}}}}
+		require.NoError(t, w.c.Status().Update(context.Background(), m))
+		w.now = w.now.Add(15 * time.Second)
+		_, err := w.r.Reconcile(context.Background(), req)
+		require.NoError(t, err)
+		m = w.mpa(t)
+	}
+	recommend(3) // queued, not yet applied (the updater is busy)
+	require.Equal(t, int32(3), m.Status.DesiredReplicas)
+	recommend(2) // the target is already at 2: nothing to change
+	w.r.upd.drain(context.Background())
+	assert.Equal(t, int32(2), w.replicas(t), "the queued decision for 3 replicas was dropped")
+}
+
+// TestReconcileRecommendationAgeInTheMPAsSteps: a controller behind its
+// rounds (here it reaches the MPA once a minute on a 15 s step) acts on what
+// the recommender wrote since its last visit, for maxRecAge of the MPA's
+// own steps, and says which recommendation it took; a restarted controller,
+// which does not know the MPA's steps before it, judges by age alone.
+func TestReconcileRecommendationAgeInTheMPAsSteps(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
+		m.Spec.Recommenders = []v1alpha1.RecommenderSelector{{Name: "aware"}}
+		m.Spec.Agent.Bootstrap = ptr(false)
+	})
+	visit := func() *v1alpha1.MultidimPodAutoscaler {
+		t.Helper()
+		w.now = w.now.Add(time.Minute)
+		_, err := w.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}})
+		require.NoError(t, err)
+		w.r.upd.drain(context.Background())
+		return w.mpa(t)
+	}
+	recommend := func(m *v1alpha1.MultidimPodAutoscaler) metav1.Time {
+		t.Helper()
+		ts := metav1.NewTime(w.now.Add(time.Second))
+		m.Status.Recommendation = &v1alpha1.RecommendedPodResources{Replicas: ptr(int32(3)), Recommender: "aware", Time: &ts,
+			ContainerRecommendations: []v1alpha1.RecommendedContainerResources{{ContainerName: "workload",
+				Target: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}
+		require.NoError(t, w.c.Status().Update(context.Background(), m))
+		return ts
+	}
+	m := visit()
+	require.Equal(t, "NoFreshRecommendation", condition(m, v1alpha1.ConditionRecommendationProvided).Reason)
+	assert.Nil(t, m.Status.AppliedRecommendationTime)
+
+	ts := recommend(m)
+	for i := range 3 {
+		m = visit() // 59, 119 and 179 s old: older than 3 steps, but the MPA's 1st, 2nd, 3rd step since
+		assert.Equal(t, "RecommendationApplied", condition(m, v1alpha1.ConditionRecommendationProvided).Reason, "visit %d", i+1)
+		require.NotNil(t, m.Status.AppliedRecommendationTime)
+		assert.True(t, ts.Equal(m.Status.AppliedRecommendationTime), "the recommendation taken is reported")
+	}
+	assert.Equal(t, int32(3), w.replicas(t))
+	m = visit()
+	assert.Equal(t, "NoFreshRecommendation", condition(m, v1alpha1.ConditionRecommendationProvided).Reason, "3 of the MPA's steps since: stale")
+
+	// A new controller knows none of the MPA's steps before its own.
+	recommend(m)
+	obs := w.r.obs
+	var err error
+	w.r, err = New(w.c, obs, w.store, WithClock(func() time.Time { return w.now }))
+	require.NoError(t, err)
+	m = visit()
+	assert.Equal(t, "NoFreshRecommendation", condition(m, v1alpha1.ConditionRecommendationProvided).Reason, "59 s old, written before this controller's first step")
 }
 
 func TestReconcileWithheldRecommendation(t *testing.T) {

@@ -24,11 +24,12 @@ type plan struct {
 	pol       Policy
 	container string
 	// desired is the bounded replica count; res the container's target,
-	// applied to the pods (or the template) only when resize; decided the
-	// step's time.
+	// applied to the pods (or the template) only when resize, with the
+	// agent's resize threshold when agent is set; decided the step's time.
 	desired int32
 	res     Resources
 	resize  bool
+	agent   bool
 	decided time.Time
 }
 
@@ -65,6 +66,14 @@ func (u *updater) submit(p *plan) {
 	u.plans[p.mpa.UID] = p
 	u.mu.Unlock()
 	u.q.Add(p.mpa.UID)
+}
+
+// cancel drops the MPA's decision not yet started, if any: a later step
+// found nothing to change (the queue's entry then applies nothing).
+func (u *updater) cancel(uid types.UID) {
+	u.mu.Lock()
+	delete(u.plans, uid)
+	u.mu.Unlock()
 }
 
 // Start runs the workers until ctx ends (a manager.Runnable; it runs only
@@ -137,7 +146,7 @@ func (r *Reconciler) actuate(ctx context.Context, p *plan) {
 		log.Warn("resources not applied", "err", err)
 		return
 	}
-	if err := r.applyResources(ctx, m, p.pol, target, pods, p.container, p.res, &out, log); err != nil {
+	if err := r.applyResources(ctx, m, p.pol, target, pods, p.container, p.res, p.agent, &out, log); err != nil {
 		log.Warn("resources not applied", "err", err)
 	}
 }

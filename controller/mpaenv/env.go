@@ -27,6 +27,7 @@ import (
 
 type config struct {
 	step, timeout, poll, settle time.Duration
+	pickup                      time.Duration
 	episode                     int
 	log                         *slog.Logger
 	podIndex                    bool
@@ -44,11 +45,17 @@ func WithStep(d time.Duration) Option { return func(c *config) { c.step = d } }
 // spec.agent.episodeLength, else 100).
 func WithEpisode(n int) Option { return func(c *config) { c.episode = n } }
 
-// WithActuationTimeout bounds the wait for the controller to actuate a
-// step's action, for the agent stage at Reset, and for a measured window
-// after the one due (default 3 steps: the controller holds recommendations
-// older than that).
+// WithActuationTimeout bounds the wait for a step's action to be actuated
+// once the controller has taken it, for the agent stage at Reset, and for a
+// measured window after the one due (default 3 steps).
 func WithActuationTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithPickupTimeout bounds the wait for the controller to take a step's
+// recommendation (status.appliedRecommendationTime reaching it; default 10
+// steps). A controller behind its rounds steps each MPA less often than
+// once per step; the environment waits for it rather than writing the
+// recommendation again.
+func WithPickupTimeout(d time.Duration) Option { return func(c *config) { c.pickup = d } }
 
 // WithPollInterval sets how often the target is read while waiting
 // (default a quarter step, at most 1 s).
@@ -103,6 +110,9 @@ func New(ctx context.Context, c client.Client, key types.NamespacedName, obs aut
 	if cfg.timeout == 0 {
 		cfg.timeout = 3 * cfg.step
 	}
+	if cfg.pickup == 0 {
+		cfg.pickup = 10 * cfg.step
+	}
 	if cfg.poll == 0 {
 		cfg.poll = min(cfg.step/4, time.Second)
 	}
@@ -112,6 +122,8 @@ func New(ctx context.Context, c client.Client, key types.NamespacedName, obs aut
 	switch {
 	case cfg.timeout <= 0:
 		return nil, fmt.Errorf("mpaenv: actuation timeout %v must be positive", cfg.timeout)
+	case cfg.pickup <= 0:
+		return nil, fmt.Errorf("mpaenv: pickup timeout %v must be positive", cfg.pickup)
 	case cfg.poll <= 0:
 		return nil, fmt.Errorf("mpaenv: poll interval %v must be positive", cfg.poll)
 	case cfg.episode < 0:
@@ -253,10 +265,11 @@ func (e *Env) Step(ctx context.Context, action []float64) ([]float64, float64, b
 	a := e.action.Clip(make([]float64, gym.ActDim), action)
 	replicas, _ := autoscaler.DesiredReplicas(pol, tgt.replicas, int32(math.Round(a[gym.ActReplicas])), true)
 	res, _ := autoscaler.TargetResources(pol, tgt.cur, autoscaler.Resources{CPU: a[gym.ActCPU], Memory: a[gym.ActMemory]}, true)
-	if err := e.recommend(ctx, m, tgt.container, replicas, res); err != nil {
+	written, err := e.recommend(ctx, m, tgt.container, replicas, res)
+	if err != nil {
 		return nil, 0, false, false, gym.Info{}, err
 	}
-	at, err := e.waitActuated(ctx, pol, replicas, res)
+	at, err := e.waitActuated(ctx, pol, written, replicas, res)
 	if err != nil {
 		return nil, 0, false, false, gym.Info{}, err
 	}
@@ -312,25 +325,29 @@ func (e *Env) target(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol
 	return t, nil
 }
 
-// recommend writes the recommendation the controller will apply.
-func (e *Env) recommend(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, container string, replicas int32, res autoscaler.Resources) error {
+// recommend writes the recommendation the controller will apply, and
+// returns its time as written (whole seconds).
+func (e *Env) recommend(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, container string, replicas int32, res autoscaler.Resources) (time.Time, error) {
 	orig := m.DeepCopy()
-	now := metav1.NewTime(time.Now())
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	m.Status.Recommendation = &v1alpha1.RecommendedPodResources{
 		Replicas: &replicas, Recommender: e.recommender, Time: &now,
 		ContainerRecommendations: []v1alpha1.RecommendedContainerResources{{ContainerName: container, Target: autoscaler.ResourceList(res)}},
 	}
 	if err := e.c.Status().Patch(ctx, m, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("mpaenv: MPA %s: writing the recommendation: %w", e.key, err)
+		return time.Time{}, fmt.Errorf("mpaenv: MPA %s: writing the recommendation: %w", e.key, err)
 	}
 	e.cfg.log.Debug("recommended", "mpa", e.key.String(), "replicas", replicas, "cpu", res.CPU, "memoryMiB", res.Memory/gym.MiB)
-	return nil
+	return now.Time, nil
 }
 
 // waitActuated waits until the target runs replicas ready pods whose
-// applied resources are res, and returns when it saw that.
-func (e *Env) waitActuated(ctx context.Context, pol autoscaler.Policy, replicas int32, res autoscaler.Resources) (time.Time, error) {
-	deadline := time.Now().Add(e.cfg.timeout)
+// applied resources are res, and returns when it saw that: first until the
+// controller has taken the recommendation written at written (at most the
+// pickup timeout), then at most the actuation timeout.
+func (e *Env) waitActuated(ctx context.Context, pol autoscaler.Policy, written time.Time, replicas int32, res autoscaler.Resources) (time.Time, error) {
+	start := time.Now()
+	var taken time.Time
 	for {
 		m, _, err := e.read(ctx)
 		if err != nil {
@@ -344,9 +361,20 @@ func (e *Env) waitActuated(ctx context.Context, pol autoscaler.Policy, replicas 
 		if pending == "" {
 			return time.Now(), nil
 		}
-		if !time.Now().Before(deadline) {
-			return time.Time{}, fmt.Errorf("mpaenv: MPA %s: the controller did not actuate %d × (%gcores, %gMi) within %v: %s%s",
-				e.key, replicas, res.CPU, res.Memory/gym.MiB, e.cfg.timeout, pending, falseConditions(m))
+		now := time.Now()
+		if taken.IsZero() {
+			if a := m.Status.AppliedRecommendationTime; a != nil && !a.Time.Before(written) {
+				taken = now
+			} else if now.Sub(start) >= e.cfg.pickup {
+				applied := timeString(a)
+				return time.Time{}, fmt.Errorf("mpaenv: MPA %s: the controller did not take the recommendation %d × (%gcores, %gMi) written at %s within %v (status.appliedRecommendationTime is %s): %s%s",
+					e.key, replicas, res.CPU, res.Memory/gym.MiB, written.UTC().Format(time.RFC3339), e.cfg.pickup, applied, pending, falseConditions(m))
+			}
+		}
+		if !taken.IsZero() && now.Sub(taken) >= e.cfg.timeout {
+			return time.Time{}, fmt.Errorf("mpaenv: MPA %s: the controller took %d × (%gcores, %gMi) after %v but did not actuate it within %v: %s (its status.desiredReplicas %d, lastScaleTime %s)%s",
+				e.key, replicas, res.CPU, res.Memory/gym.MiB, taken.Sub(start).Round(time.Millisecond), e.cfg.timeout, pending,
+				m.Status.DesiredReplicas, timeString(m.Status.LastScaleTime), falseConditions(m))
 		}
 		if err := sleep(ctx, e.cfg.poll); err != nil {
 			return time.Time{}, err
@@ -389,6 +417,14 @@ func actuationPending(pol autoscaler.Policy, t target, replicas int32, res autos
 		return fmt.Sprintf("%d of %d pods ready, %d unschedulable (%d pods)", ready, replicas, unschedulable, len(t.pods))
 	}
 	return ""
+}
+
+// timeString is t in RFC 3339, or "unset".
+func timeString(t *metav1.Time) string {
+	if t == nil {
+		return "unset"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func podReady(p *corev1.Pod) bool {

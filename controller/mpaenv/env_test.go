@@ -75,7 +75,9 @@ type world struct {
 	obsErrs    int       // Observe fails this many times first
 	gapUntil   time.Time // Observe fails for windows ending until then
 	act        bool
-	room       int // pods the cluster can place (0: any number); the others stay Unschedulable
+	room       int           // pods the cluster can place (0: any number); the others stay Unschedulable
+	lag        time.Duration // the controller takes a recommendation this much after its next round
+	writes     int           // status patches (the environment's recommendations)
 }
 
 var labels = map[string]string{"app": "app"}
@@ -106,7 +108,12 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
 	w.c = fake.NewClientBuilder().WithScheme(s).
 		WithObjects(dep, pod("app-1", "500m", "512Mi"), pod("app-2", "500m", "512Mi"), m).
 		WithStatusSubresource(&v1alpha1.MultidimPodAutoscaler{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, _ ...client.SubResourceGetOption) error {
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			w.mu.Lock()
+			w.writes++
+			w.mu.Unlock()
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		}, SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, _ ...client.SubResourceGetOption) error {
 			if err := c.SubResource(sub).Get(ctx, obj, subObj); err != nil {
 				return err
 			}
@@ -118,8 +125,9 @@ func newWorld(t *testing.T, edit func(*v1alpha1.MultidimPodAutoscaler)) *world {
 	return w
 }
 
-// run is the fake controller: a recommendation is actuated at the next
-// multiple of the step, as the real controller's rounds are aligned.
+// run is the fake controller: a recommendation is taken (its time written
+// to status.appliedRecommendationTime) and actuated at the next multiple of
+// the step, as the real controller's rounds are aligned, plus the lag.
 func (w *world) run(ctx context.Context) {
 	var done *v1alpha1.RecommendedPodResources
 	for ctx.Err() == nil {
@@ -131,13 +139,15 @@ func (w *world) run(ctx context.Context) {
 		rec := m.Status.Recommendation
 		// A new recommendation (its time has whole seconds only: two steps
 		// within a second differ in what they ask).
-		if rec == nil || equality.Semantic.DeepEqual(rec, done) || time.Now().Before(rec.Time.Truncate(step).Add(step)) {
+		w.mu.Lock()
+		act, lag := w.act, w.lag
+		w.mu.Unlock()
+		if rec == nil || equality.Semantic.DeepEqual(rec, done) || time.Now().Before(rec.Time.Truncate(step).Add(step+lag)) {
 			continue
 		}
 		done = rec.DeepCopy()
-		w.mu.Lock()
-		act := w.act
-		w.mu.Unlock()
+		m.Status.AppliedRecommendationTime = rec.Time.DeepCopy()
+		require.NoError(w.t, w.c.Status().Update(ctx, &m))
 		if act {
 			// As the controller: running pods keep their resources for a
 			// change below the profile's minResizePercent.
@@ -319,6 +329,27 @@ func TestStepWithUnschedulablePods(t *testing.T) {
 	assert.ErrorContains(t, err, "2 of 3 pods ready, 0 unschedulable (3 pods)")
 }
 
+// TestStepWaitsForSlowController: a controller behind its rounds takes the
+// recommendation later than the actuation timeout; the environment waits
+// for it (up to the pickup timeout) instead of failing the step and
+// writing again.
+func TestStepWaitsForSlowController(t *testing.T) {
+	w := newWorld(t, nil)
+	w.lag = 3 * step
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go w.run(ctx)
+	e := w.env(t, mpaenv.WithActuationTimeout(step))
+	_, _, err := e.Reset(ctx, 0)
+	require.NoError(t, err)
+	_, _, _, _, info, err := e.Step(ctx, []float64{3, 0.75, 512 * gym.MiB})
+	require.NoError(t, err)
+	assert.Equal(t, 3, info.Metrics.Replicas)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.Equal(t, 1, w.writes, "one recommendation written")
+}
+
 func TestObservationRetriesMissingMeasurements(t *testing.T) {
 	w := newWorld(t, nil)
 	w.obsErrs = 3
@@ -395,17 +426,31 @@ func TestErrors(t *testing.T) {
 		_, _, _, _, _, err = e.Step(t.Context(), []float64{1, 1, nanValue()})
 		assert.ErrorContains(t, err, "action memory_bytes is NaN")
 	})
-	t.Run("controller does not actuate", func(t *testing.T) {
+	t.Run("controller does not take the recommendation", func(t *testing.T) {
 		w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) {
 			m.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionMetricsAvailable, Status: metav1.ConditionFalse, Reason: "MetricsUnavailable", Message: "holding"}}
 		})
-		e := w.env(t, mpaenv.WithActuationTimeout(2*step))
+		e := w.env(t, mpaenv.WithPickupTimeout(2*step))
 		_, _, err := e.Reset(t.Context(), 0)
 		require.NoError(t, err)
 		_, _, _, _, _, err = e.Step(t.Context(), []float64{3, 0.5, 512 * gym.MiB})
-		assert.ErrorContains(t, err, "the controller did not actuate 3 × (0.5cores, 512Mi)")
+		assert.ErrorContains(t, err, "the controller did not take the recommendation 3 × (0.5cores, 512Mi) written at")
+		assert.ErrorContains(t, err, "within 400ms (status.appliedRecommendationTime is unset)")
 		assert.ErrorContains(t, err, "the target's replicas are 2")
 		assert.ErrorContains(t, err, "MetricsAvailable=False (MetricsUnavailable: holding)")
+	})
+	t.Run("controller takes but does not actuate", func(t *testing.T) {
+		w := newWorld(t, nil)
+		w.act = false
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go w.run(ctx)
+		e := w.env(t, mpaenv.WithActuationTimeout(2*step))
+		_, _, err := e.Reset(ctx, 0)
+		require.NoError(t, err)
+		_, _, _, _, _, err = e.Step(ctx, []float64{3, 0.5, 512 * gym.MiB})
+		assert.ErrorContains(t, err, "the controller took 3 × (0.5cores, 512Mi) after")
+		assert.ErrorContains(t, err, "but did not actuate it within 400ms: the target's replicas are 2 (its status.desiredReplicas 0, lastScaleTime unset)")
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		w := newWorld(t, nil)

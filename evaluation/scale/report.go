@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,6 +22,9 @@ type Result struct {
 	// applications at the end; WithMetrics the MPAs whose
 	// MetricsAvailable condition was True.
 	Pods, Pending, WithMetrics int
+	// Resizing counts the Running pods at the end whose last resize the
+	// kubelet (kwok) had not reported yet.
+	Resizing int
 	// WithoutMetrics quotes, for a few MPAs without fresh metrics at the
 	// end, their MetricsAvailable condition ("name: status reason:
 	// message").
@@ -233,6 +237,7 @@ func WriteTable(w io.Writer, r Result) error {
 	}
 	row("kwok nodes", fmt.Sprint(r.Nodes), "-", "-")
 	row("pods Running, Pending at the end", fmt.Sprintf("%d, %d", r.Pods, r.Pending), "-", "-")
+	row("  Running pods with a resize not yet reported by kwok", strconv.Itoa(r.Resizing), "-", "-")
 	row("MPAs with MetricsAvailable=True at the end", fmt.Sprintf("%d/%d", r.WithMetrics, r.Apps), "-", "-")
 	for _, w := range r.WithoutMetrics {
 		row("  without fresh metrics", w, "-", "-")

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 func sampleResult() Result {
 	T := time.Date(2025, 1, 1, 12, 0, 15, 0, time.UTC)
 	return Result{
-		Apps: 1000, Nodes: 36, Pods: 1012, Pending: 2, WithMetrics: 999, Step: 15 * time.Second,
+		Apps: 1000, Nodes: 36, Pods: 1012, Pending: 2, Resizing: 3, WithMetrics: 999, Step: 15 * time.Second,
 		Setup: Setup{Cluster: 9870 * time.Millisecond, Objects: 21340 * time.Millisecond, Pods: 76020 * time.Millisecond, Warmup: 47500 * time.Millisecond,
 			Allowance: 8 * time.Minute, Ready: 1000},
 		WithoutMetrics: []string{"app-0007: False MetricsUnavailable: holding the last decision: telemetry: no data"},

@@ -393,7 +393,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Pods, res.Pending = ps.running, ps.pending
+	res.Pods, res.Pending, res.Resizing = ps.running, ps.pending, ps.resizing
 	if res.Events, err = eventCounts(ctx, admin); err != nil {
 		log.Warn("bench: events not counted", "err", err)
 	}

@@ -140,6 +140,10 @@ type pods struct {
 	// place; why is one of its messages.
 	unschedulable int
 	why           string
+	// resizing counts the Running pods whose last resize the kubelet
+	// (kwok) has not reported yet (status.observedGeneration behind
+	// metadata.generation).
+	resizing int
 }
 
 // podStates counts the not terminating pods of the generated applications
@@ -157,6 +161,9 @@ func podStates(ctx context.Context, c client.Client, ns string) (pods, error) {
 		switch p.Status.Phase {
 		case corev1.PodRunning:
 			ps.running++
+			if p.Status.ObservedGeneration < p.Generation {
+				ps.resizing++
+			}
 		case corev1.PodPending:
 			ps.pending++
 			if why, ok := autoscaler.Unschedulable(&p); ok {

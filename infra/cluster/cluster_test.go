@@ -116,9 +116,20 @@ func TestKubeconfigAndStages(t *testing.T) {
 	require.Equal(t, "https://127.0.0.1:6443", kc.Clusters[0].Cluster.Server)
 	require.Equal(t, "aware-local", kc.CurrentContext)
 
-	// Every stage document parses and names itself; the resize stage exists.
+	// The configuration plays pod stages in parallel; every stage document
+	// parses and names itself; the resize stage exists.
+	docs := strings.Split(string(kwokStages), "\n---\n")
+	var kwokCfg struct {
+		Kind    string `json:"kind"`
+		Options struct {
+			PodPlayStageParallelism int `json:"podPlayStageParallelism"`
+		} `json:"options"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(docs[0]), &kwokCfg))
+	require.Equal(t, "KwokConfiguration", kwokCfg.Kind)
+	require.Equal(t, 16, kwokCfg.Options.PodPlayStageParallelism)
 	var names []string
-	for _, doc := range strings.Split(string(kwokStages), "\n---\n") {
+	for _, doc := range docs[1:] {
 		var st struct {
 			Kind     string `json:"kind"`
 			Metadata struct {

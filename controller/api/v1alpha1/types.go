@@ -200,6 +200,14 @@ type MultidimPodAutoscalerStatus struct {
 	// per-container resources.
 	// +optional
 	Recommendation *RecommendedPodResources `json:"recommendation,omitempty"`
+	// AppliedRecommendationTime is the time (status.recommendation.time)
+	// of the external recommendation the controller last acted on. An
+	// external recommender knows that the controller has taken what it
+	// wrote once this reaches its time: a controller behind its rounds
+	// steps each MPA less often than once per step, and the recommender
+	// waits for it instead of writing again.
+	// +optional
+	AppliedRecommendationTime *metav1.Time `json:"appliedRecommendationTime,omitempty"`
 	// Agent is the state of the agent that drives this MPA, persisted here
 	// so that a restarted controller continues from it.
 	// +optional

@@ -262,6 +262,10 @@ func (in *MultidimPodAutoscalerStatus) DeepCopyInto(out *MultidimPodAutoscalerSt
 		*out = new(RecommendedPodResources)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.AppliedRecommendationTime != nil {
+		in, out := &in.AppliedRecommendationTime, &out.AppliedRecommendationTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Agent != nil {
 		in, out := &in.Agent, &out.Agent
 		*out = new(AgentStatus)
