@@ -216,6 +216,19 @@ func (w *world) env(t *testing.T, opts ...mpaenv.Option) *mpaenv.Env {
 	return e
 }
 
+// started runs the fake controller until the test ends and returns a reset
+// environment and the test's context.
+func (w *world) started(t *testing.T, opts ...mpaenv.Option) (context.Context, *mpaenv.Env) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go w.run(ctx)
+	e := w.env(t, opts...)
+	_, _, err := e.Reset(ctx, 0)
+	require.NoError(t, err)
+	return ctx, e
+}
+
 func TestStepActuatesThenObserves(t *testing.T) {
 	w := newWorld(t, nil)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -286,12 +299,7 @@ func TestStepActuatesThenObserves(t *testing.T) {
 // instead of timing out on resources that never come.
 func TestStepSmallChangeKeepsResources(t *testing.T) {
 	w := newWorld(t, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go w.run(ctx)
-	e := w.env(t, mpaenv.WithActuationTimeout(5*time.Second))
-	_, _, err := e.Reset(ctx, 1)
-	require.NoError(t, err)
+	ctx, e := w.started(t, mpaenv.WithActuationTimeout(5*time.Second))
 	_, _, _, _, info, err := e.Step(ctx, []float64{2, 0.52, 520 * gym.MiB}) // +4 %, +1.6 %
 	require.NoError(t, err)
 	assert.InDelta(t, 0.5, info.Metrics.CPULimit, 1e-9, "kept")
@@ -307,12 +315,7 @@ func TestStepSmallChangeKeepsResources(t *testing.T) {
 func TestStepWithUnschedulablePods(t *testing.T) {
 	w := newWorld(t, nil)
 	w.room = 2
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go w.run(ctx)
-	e := w.env(t, mpaenv.WithActuationTimeout(2*step))
-	_, _, err := e.Reset(ctx, 1)
-	require.NoError(t, err)
+	ctx, e := w.started(t, mpaenv.WithActuationTimeout(2*step))
 	_, _, _, _, info, err := e.Step(ctx, []float64{3, 0.5, 512 * gym.MiB})
 	require.NoError(t, err, "the third pod is Unschedulable: actuated as far as the cluster allows")
 	assert.Equal(t, 3, info.Metrics.Replicas)
@@ -336,12 +339,7 @@ func TestStepWithUnschedulablePods(t *testing.T) {
 func TestStepWaitsForSlowController(t *testing.T) {
 	w := newWorld(t, nil)
 	w.lag = 3 * step
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go w.run(ctx)
-	e := w.env(t, mpaenv.WithActuationTimeout(step))
-	_, _, err := e.Reset(ctx, 0)
-	require.NoError(t, err)
+	ctx, e := w.started(t, mpaenv.WithActuationTimeout(step))
 	_, _, _, _, info, err := e.Step(ctx, []float64{3, 0.75, 512 * gym.MiB})
 	require.NoError(t, err)
 	assert.Equal(t, 3, info.Metrics.Replicas)
@@ -442,13 +440,8 @@ func TestErrors(t *testing.T) {
 	t.Run("controller takes but does not actuate", func(t *testing.T) {
 		w := newWorld(t, nil)
 		w.act = false
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		go w.run(ctx)
-		e := w.env(t, mpaenv.WithActuationTimeout(2*step))
-		_, _, err := e.Reset(ctx, 0)
-		require.NoError(t, err)
-		_, _, _, _, _, err = e.Step(ctx, []float64{3, 0.5, 512 * gym.MiB})
+		ctx, e := w.started(t, mpaenv.WithActuationTimeout(2*step))
+		_, _, _, _, _, err := e.Step(ctx, []float64{3, 0.5, 512 * gym.MiB})
 		assert.ErrorContains(t, err, "the controller took 3 × (0.5cores, 512Mi) after")
 		assert.ErrorContains(t, err, "but did not actuate it within 400ms: the target's replicas are 2 (its status.desiredReplicas 0, lastScaleTime unset)")
 	})
