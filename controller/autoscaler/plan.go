@@ -188,13 +188,13 @@ func Resize(p Policy, current, target Resources, agent bool) (Resources, bool) {
 	return target, true
 }
 
-// PodsOffTarget reports whether a pod's container, as specified, is a
+// podsOffTarget reports whether a pod's container, as specified, is a
 // significant move (Resize) away from target. Resize judges the pods'
 // mean; this judges each pod, as upstream VPA's updater does, so that a pod
 // unlike the others (created from the workload's template while the
 // admission webhook was off or failed open) is brought to the target even
 // when the mean is on it.
-func PodsOffTarget(p Policy, pods []corev1.Pod, container string, target Resources, agent bool) bool {
+func podsOffTarget(p Policy, pods []corev1.Pod, container string, target Resources, agent bool) bool {
 	for i := range pods {
 		if podOffTarget(p, &pods[i], container, target, agent) {
 			return true

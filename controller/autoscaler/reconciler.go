@@ -469,7 +469,7 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	// Running pods are left alone for small changes (as upstream VPA's
 	// updater); the trajectory records the resources the pods keep.
 	applied, vertical := Resize(pol, cur, res, agentActs)
-	if !vertical && PodsOffTarget(pol, pods, container, res, agentActs) {
+	if !vertical && podsOffTarget(pol, pods, container, res, agentActs) {
 		// The mean is on target but a pod is not (one created from the
 		// template while the admission webhook was off or failed
 		// open): it is resized alone.

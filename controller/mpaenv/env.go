@@ -366,9 +366,8 @@ func (e *Env) waitActuated(ctx context.Context, pol autoscaler.Policy, written t
 			if a := m.Status.AppliedRecommendationTime; a != nil && !a.Time.Before(written) {
 				taken = now
 			} else if now.Sub(start) >= e.cfg.pickup {
-				applied := timeString(a)
 				return time.Time{}, fmt.Errorf("mpaenv: MPA %s: the controller did not take the recommendation %d × (%gcores, %gMi) written at %s within %v (status.appliedRecommendationTime is %s): %s%s",
-					e.key, replicas, res.CPU, res.Memory/gym.MiB, written.UTC().Format(time.RFC3339), e.cfg.pickup, applied, pending, falseConditions(m))
+					e.key, replicas, res.CPU, res.Memory/gym.MiB, written.UTC().Format(time.RFC3339), e.cfg.pickup, timeString(a), pending, falseConditions(m))
 			}
 		}
 		if !taken.IsZero() && now.Sub(taken) >= e.cfg.timeout {
