@@ -91,7 +91,7 @@ CPU (acting besides training: ≤ 0.5 core), the controller's and the runner's m
 	}
 	f := cmd.Flags()
 	f.IntVar(&fl.cfg.Apps, "apps", 1000, "generated applications, one MPA each (the first N of the pool)")
-	f.IntVar(&fl.cfg.Nodes, "nodes", 0, "kwok nodes of 64 CPUs, 256 GiB (default: room for twice the pool's initial requests, at least 4)")
+	f.IntVar(&fl.cfg.Nodes, "nodes", 0, "kwok nodes of 256 CPUs, 1 TiB and 1100 pods (default: room for twice the pool's initial pods and eight times its initial requests, at least 4)")
 	f.DurationVar(&fl.cfg.Step, "step", 15*time.Second, "the controller's step")
 	f.IntVar(&fl.cfg.Rounds, "rounds", 4, "rounds measured after the warm-up")
 	f.DurationVar(&fl.cfg.Scrape, "scrape", 5*time.Second, "Prometheus's scrape interval")

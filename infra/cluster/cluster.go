@@ -34,8 +34,11 @@ type Config struct {
 	// Binaries are the executables, from Install.
 	Binaries Binaries
 	// Nodes is the number of fake nodes (default 4), each with PodsPerNode
-	// pod capacity (default 1100), 64 CPUs and 256 GiB.
+	// pod capacity (default 1100), NodeCPU cores (default 64) and
+	// NodeMemory bytes (default 256 GiB).
 	Nodes, PodsPerNode int
+	NodeCPU            int
+	NodeMemory         int64
 	// Archs are the nodes' kubernetes.io/arch labels, given in turn
 	// (default amd64 and ppc64le: the paper's x86 and Power nodes, which
 	// the generated manifests select).
@@ -84,11 +87,20 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if len(cfg.Archs) == 0 {
 		cfg.Archs = DefaultArchs()
 	}
+	if cfg.Nodes < 0 || cfg.PodsPerNode < 0 || cfg.NodeCPU < 0 || cfg.NodeMemory < 0 {
+		return nil, fmt.Errorf("cluster: negative node count or capacity (Nodes %d, PodsPerNode %d, NodeCPU %d, NodeMemory %d)", cfg.Nodes, cfg.PodsPerNode, cfg.NodeCPU, cfg.NodeMemory)
+	}
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 4
 	}
 	if cfg.PodsPerNode == 0 {
 		cfg.PodsPerNode = 1100
+	}
+	if cfg.NodeCPU == 0 {
+		cfg.NodeCPU = 64
+	}
+	if cfg.NodeMemory == 0 {
+		cfg.NodeMemory = 256 << 30
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
@@ -239,7 +251,7 @@ func (c *Cluster) start(ctx context.Context, cfg Config) error {
 	}, nil); err != nil {
 		return err
 	}
-	if err := c.createNodes(ctx, hc, cfg.Nodes, cfg.PodsPerNode, cfg.Archs); err != nil {
+	if err := c.createNodes(ctx, hc, cfg); err != nil {
 		return err
 	}
 	if err := c.waitNodesReady(ctx, hc, cfg.Nodes); err != nil {

@@ -143,6 +143,11 @@ func TestKubeconfigAndStages(t *testing.T) {
 	require.Equal(t, []string{"node-initialize", "node-heartbeat-with-lease", "pod-ready", "pod-resize", "pod-complete", "pod-delete"}, names)
 }
 
+func TestUpRefusesNegativeCapacity(t *testing.T) {
+	_, err := Up(t.Context(), Config{Dir: t.TempDir(), NodeCPU: -1})
+	require.ErrorContains(t, err, "NodeCPU -1")
+}
+
 func TestStopWithoutStateIsANoOp(t *testing.T) {
 	require.NoError(t, Stop(t.Context(), t.TempDir()))
 }

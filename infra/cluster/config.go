@@ -67,10 +67,12 @@ leaderElection:
 // nodeName is the name of fake node i.
 func nodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 
-// createNodes registers n fake nodes that kwok manages (by annotation),
-// of the architectures archs in turn, leaving existing ones alone.
-func (c *Cluster) createNodes(ctx context.Context, hc *http.Client, n, pods int, archs []string) error {
-	for i := range n {
+// createNodes registers cfg.Nodes fake nodes of cfg's capacity that kwok
+// manages (by annotation), of the architectures cfg.Archs in turn, leaving
+// existing ones alone.
+func (c *Cluster) createNodes(ctx context.Context, hc *http.Client, cfg Config) error {
+	archs := cfg.Archs
+	for i := range cfg.Nodes {
 		node := corev1.Node{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 			ObjectMeta: metav1.ObjectMeta{
@@ -80,8 +82,9 @@ func (c *Cluster) createNodes(ctx context.Context, hc *http.Client, n, pods int,
 			},
 			Status: corev1.NodeStatus{
 				Capacity: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
-					corev1.ResourcePods: *resource.NewQuantity(int64(pods), resource.DecimalSI),
+					corev1.ResourceCPU:    *resource.NewQuantity(int64(cfg.NodeCPU), resource.DecimalSI),
+					corev1.ResourceMemory: *resource.NewQuantity(cfg.NodeMemory, resource.BinarySI),
+					corev1.ResourcePods:   *resource.NewQuantity(int64(cfg.PodsPerNode), resource.DecimalSI),
 				},
 			},
 		}

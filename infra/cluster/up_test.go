@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,12 +45,18 @@ func TestUpDeploymentAndResize(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	c, err := Up(ctx, Config{Dir: dir, Binaries: b, Nodes: 2, Log: testWriter{t}})
+	c, err := Up(ctx, Config{Dir: dir, Binaries: b, Nodes: 2, NodeCPU: 3, NodeMemory: 8 << 30, Log: testWriter{t}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Down(context.Background())) })
 
 	hc, err := c.adminClient()
 	require.NoError(t, err)
+	var node corev1.Node
+	_, err = apiDo(ctx, hc, http.MethodGet, c.Server+"/api/v1/nodes/"+nodeName(1), nil, &node)
+	require.NoError(t, err)
+	assert.Equal(t, "3", node.Status.Allocatable.Cpu().String(), "NodeCPU")
+	assert.Equal(t, "8Gi", node.Status.Allocatable.Memory().String(), "NodeMemory")
+	assert.Equal(t, "1100", node.Status.Allocatable.Pods().String(), "PodsPerNode's default")
 
 	replicas := int32(3)
 	labels := map[string]string{"app": "demo"}

@@ -11,6 +11,9 @@
 // simulator's rates times the wall-clock time between ticks, so
 // Prometheus's rate() gives the simulated per-second usage, and the
 // request-duration histogram is filled so that histogram_quantile
-// reproduces the simulated p50, p95 and p99. Controllers and autoscalers
-// then act on the cluster as if the applications ran for real.
+// reproduces the simulated p50, p95 and p99 (Handler serves them all;
+// ShardHandler a share of the applications, so that a large twin is
+// scraped as several targets, as a cluster is scraped per kubelet).
+// Controllers and autoscalers then act on the cluster as if the
+// applications ran for real.
 package twin

@@ -1,6 +1,7 @@
 package twin
 
 import (
+	"hash/fnv"
 	"math"
 	"time"
 
@@ -43,8 +44,24 @@ var (
 )
 
 // collector turns the last snapshot into const metrics, so a scrape costs
-// no locks on the tick and nothing between scrapes.
-type collector struct{ t *Twin }
+// no locks on the tick and nothing between scrapes. With shards > 1 it
+// exports only the applications of shard (shardOf).
+type collector struct {
+	t             *Twin
+	shard, shards int
+}
+
+// shardOf is the shard of n that the application of Deployment
+// namespace/name belongs to: a hash of its name, so that an application
+// stays in its shard (and its series keep their scrape target) whatever
+// applications come and go.
+func shardOf(namespace, name string, n int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(namespace))
+	_, _ = h.Write([]byte{'/'})
+	_, _ = h.Write([]byte(name))
+	return int(h.Sum32() % uint32(n))
+}
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCPU, descWorkingSet, descFsReads, descFsWrites, descNetRecv, descNetSent,
@@ -62,6 +79,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
 	}
 	for a := range s.apps {
+		if st := &s.apps[a].status; c.shards > 1 && shardOf(st.Namespace, st.Deployment, c.shards) != c.shard {
+			continue
+		}
 		for k := range s.apps[a].pods {
 			p := &s.apps[a].pods[k]
 			ns, pod, ctr := p.namespace, p.name, p.container

@@ -246,6 +246,27 @@ func (t *Twin) Handler() http.Handler {
 	})
 }
 
+// ShardHandler serves the workload series (not the twin's own metrics) of
+// shard i of n: each application's pods in exactly one shard. A twin of
+// thousands of pods exports hundreds of thousands of series; one scrape
+// of them all can outlast the scrape interval, and a failed scrape leaves
+// every pod without data for the step. Scraped as n targets, the shards
+// are read in parallel, each within its timeout, as a real cluster's
+// series come from one cAdvisor and kubelet per node.
+func (t *Twin) ShardHandler(i, n int) (http.Handler, error) {
+	if n < 1 || i < 0 || i >= n {
+		return nil, fmt.Errorf("twin: shard %d of %d: want 0 ≤ shard < shards", i, n)
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(&collector{t: t, shard: i, shards: n}); err != nil {
+		return nil, fmt.Errorf("twin: %w", err)
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:           slog.NewLogLogger(t.log.Handler(), slog.LevelError),
+		DisableCompression: true,
+	}), nil
+}
+
 // Registry is the registry behind Handler, for callers that serve more.
 func (t *Twin) Registry() *prometheus.Registry { return t.reg }
 

@@ -3,15 +3,20 @@ package twin
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -622,4 +627,63 @@ func TestInject(t *testing.T) {
 	err := tw.Inject("b", sim.LoadHigh)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown application "b"`)
+}
+
+// TestShardsPartitionTheSeries: the shards of n together serve exactly
+// the workload series of the full endpoint, each application's pods in
+// one shard; a shard out of range is refused.
+func TestShardsPartitionTheSeries(t *testing.T) {
+	var objs []runtime.Object
+	var apps []sim.App
+	for i := range 12 {
+		name := fmt.Sprintf("app-%02d", i)
+		apps = append(apps, testApp(name, 10))
+		objs = append(objs, deployment(name, name),
+			pod(name, name+"-1", withSpec("500m", "256Mi"), withStatus("500m", "256Mi")),
+			pod(name, name+"-2", withSpec("500m", "256Mi"), withStatus("500m", "256Mi")))
+	}
+	tw, _ := startTwin(t, fake.NewClientset(objs...), apps)
+	require.NoError(t, tw.Tick(t.Context()))
+	full := scrape(t, tw)
+
+	const n = 4
+	series := map[string]int{} // family → series over all shards
+	shardOfPod := map[string]int{}
+	nonEmpty := 0
+	for i := range n {
+		h, err := tw.ShardHandler(i, n)
+		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		require.Equal(t, 200, rec.Code)
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(rec.Body)
+		require.NoError(t, err)
+		if len(fams) > 0 {
+			nonEmpty++
+		}
+		for name, f := range fams {
+			require.False(t, strings.HasPrefix(name, "aware_twin_"), "shard %d serves the twin's own %s", i, name)
+			series[name] += len(f.Metric)
+			for p := range podNames(fams, name) {
+				if s, ok := shardOfPod[p]; ok {
+					require.Equal(t, s, i, "pod %s in shards %d and %d", p, s, i)
+				}
+				shardOfPod[p] = i
+				assert.Equal(t, shardOf(testNS, p[:len(p)-2], n), i, "pod %s", p)
+			}
+		}
+	}
+	assert.Len(t, shardOfPod, 24, "every pod in some shard")
+	assert.Greater(t, nonEmpty, 1, "12 applications spread over more than one of 4 shards")
+	for name, f := range full {
+		if !strings.HasPrefix(name, "aware_twin_") {
+			assert.Equal(t, len(f.Metric), series[name], "%s: series of the shards against the full endpoint", name)
+		}
+	}
+
+	for _, bad := range [][2]int{{-1, 4}, {4, 4}, {0, 0}} {
+		_, err := tw.ShardHandler(bad[0], bad[1])
+		assert.ErrorContains(t, err, fmt.Sprintf("shard %d of %d", bad[0], bad[1]))
+	}
 }
