@@ -237,8 +237,11 @@ func dropManagedFields(obj any) (any, error) {
 }
 
 // Handler serves the metrics in the Prometheus exposition formats.
-func (t *Twin) Handler() http.Handler {
-	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{
+func (t *Twin) Handler() http.Handler { return t.handlerFor(t.reg) }
+
+// handlerFor serves what reg gathers.
+func (t *Twin) handlerFor(reg prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(t.log.Handler(), slog.LevelError),
 		// Thousands of pods make megabytes of text, scraped on loopback:
 		// compressing them would cost more CPU than it saves.
@@ -261,10 +264,7 @@ func (t *Twin) ShardHandler(i, n int) (http.Handler, error) {
 	if err := reg.Register(&collector{t: t, shard: i, shards: n}); err != nil {
 		return nil, fmt.Errorf("twin: %w", err)
 	}
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:           slog.NewLogLogger(t.log.Handler(), slog.LevelError),
-		DisableCompression: true,
-	}), nil
+	return t.handlerFor(reg), nil
 }
 
 // Registry is the registry behind Handler, for callers that serve more.
