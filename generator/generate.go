@@ -418,3 +418,22 @@ func sortedCounts(m map[string]int) []Count {
 	slices.SortFunc(out, func(a, b Count) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// Select returns n apps of pool: the first n when seed is 0 (what the
+// simulator, the twin and the benchmarks take), otherwise n chosen at
+// random by seed, in the pool's order. All of the pool when n ≥ its size.
+func Select(pool []App, n int, seed uint64) []App {
+	if n >= len(pool) {
+		return slices.Clone(pool)
+	}
+	if seed == 0 {
+		return slices.Clone(pool[:max(n, 0)])
+	}
+	idx := rand.New(rand.NewPCG(seed, 0x7e57bed)).Perm(len(pool))[:n]
+	slices.Sort(idx)
+	out := make([]App, n)
+	for i, j := range idx {
+		out[i] = pool[j]
+	}
+	return out
+}

@@ -17,6 +17,7 @@ func subcommands() []*cobra.Command {
 		newBenchCmd(),
 		newGenerateCmd(),
 		newClusterCmd(),
+		newTestbedCmd(),
 		newEnvCmd(),
 		newControllerCmd(),
 		newAgentsCmd(),

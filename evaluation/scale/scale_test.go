@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,24 +15,6 @@ import (
 
 	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 )
-
-// buildAware builds the aware CLI of this module into dir and returns the
-// binary: the benchmark measures the real `aware controller` process.
-func buildAware(ctx context.Context, t *testing.T, dir string) string {
-	t.Helper()
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	require.NoError(t, err)
-	gomod := strings.TrimSpace(string(out))
-	require.NotEmpty(t, gomod, "not in a module")
-	require.NotEqual(t, os.DevNull, gomod, "not in a module")
-	root := filepath.Dir(gomod)
-	bin := filepath.Join(dir, "aware")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/aware")
-	cmd.Dir = root
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build ./cmd/aware:\n%s", b)
-	return bin
-}
 
 type testWriter struct{ t *testing.T }
 
@@ -57,7 +38,7 @@ func TestRunSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	tmp := t.TempDir()
-	bin := buildAware(ctx, t, tmp)
+	bin := clustertest.BuildAware(ctx, t, tmp)
 
 	const apps, rounds = 20, 2
 	// New pods (the controller scales up) need two scrapes before a rate
@@ -140,7 +121,7 @@ func TestRunSmallWithAgents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
 	tmp := t.TempDir()
-	bin := buildAware(ctx, t, tmp)
+	bin := clustertest.BuildAware(ctx, t, tmp)
 	const apps, rounds, step = 5, 2, 5 * time.Second
 	dir := filepath.Join(tmp, "bench")
 	res, err := Run(ctx, Config{

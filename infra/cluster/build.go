@@ -4,17 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
+
+	"github.com/aware-autoscaler/aware/infra/gobuild"
 )
 
 // Versions pins the components of the local control plane.
@@ -51,43 +49,16 @@ func Install(ctx context.Context, cacheDir string, v Versions, log io.Writer) (B
 	if log == nil {
 		log = io.Discard
 	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return Binaries{}, fmt.Errorf("cluster: cache directory: %w", err)
-	}
 	kube := filepath.Join(cacheDir, "kubernetes-"+v.Kubernetes)
 	etcd := filepath.Join(cacheDir, "etcd-"+v.Etcd)
 	kwok := filepath.Join(cacheDir, "kwok-"+v.Kwok)
-	steps := []struct {
-		dir   string
-		build func(ctx context.Context, tmp string) error
-	}{
-		{kube, func(ctx context.Context, tmp string) error { return buildKubernetes(ctx, tmp, v.Kubernetes, log) }},
-		{etcd, func(ctx context.Context, tmp string) error { return buildEtcd(ctx, tmp, v.Etcd, log) }},
-		{kwok, func(ctx context.Context, tmp string) error { return buildKwok(ctx, tmp, v.Kwok, log) }},
-	}
-	for _, s := range steps {
-		if _, err := os.Stat(s.dir); err == nil {
-			continue
-		}
-		tmp, err := os.MkdirTemp(cacheDir, ".build-"+filepath.Base(s.dir)+"-")
-		if err != nil {
-			return Binaries{}, fmt.Errorf("cluster: %w", err)
-		}
-		start := time.Now()
-		fmt.Fprintf(log, "building %s into %s…\n", filepath.Base(s.dir), cacheDir)
-		if err := s.build(ctx, tmp); err != nil {
-			os.RemoveAll(tmp)
-			return Binaries{}, fmt.Errorf("cluster: building %s: %w", filepath.Base(s.dir), err)
-		}
-		if err := os.Rename(filepath.Join(tmp, "bin"), s.dir); err != nil {
-			os.RemoveAll(tmp)
-			if _, serr := os.Stat(s.dir); serr == nil {
-				continue // a concurrent Install finished the same build first
-			}
-			return Binaries{}, fmt.Errorf("cluster: %w", err)
-		}
-		os.RemoveAll(tmp)
-		fmt.Fprintf(log, "built %s in %s\n", filepath.Base(s.dir), time.Since(start).Round(time.Second))
+	err := gobuild.Install(ctx, []gobuild.Step{
+		{Dir: kube, Build: func(ctx context.Context, tmp string) error { return buildKubernetes(ctx, tmp, v.Kubernetes, log) }},
+		{Dir: etcd, Build: func(ctx context.Context, tmp string) error { return buildEtcd(ctx, tmp, v.Etcd, log) }},
+		{Dir: kwok, Build: func(ctx context.Context, tmp string) error { return buildKwok(ctx, tmp, v.Kwok, log) }},
+	}, log)
+	if err != nil {
+		return Binaries{}, fmt.Errorf("cluster: %w", err)
 	}
 	b := Binaries{
 		APIServer:         filepath.Join(kube, "kube-apiserver"),
@@ -148,7 +119,7 @@ func buildKubernetes(ctx context.Context, dir, version string, log io.Writer) er
 	if err != nil {
 		return err
 	}
-	info, err := modDownload(ctx, dir, "k8s.io/kubernetes@"+version, log)
+	info, err := gobuild.ModDownload(ctx, dir, "k8s.io/kubernetes@"+version, log)
 	if err != nil {
 		return err
 	}
@@ -173,7 +144,7 @@ func buildKubernetes(ctx context.Context, dir, version string, log io.Writer) er
 	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"} {
 		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
 	}
-	return goBuild(ctx, dir, "k8s.io/kubernetes@"+version, kubeLdflags(version), pkgs, log)
+	return gobuild.Build(ctx, dir, kubeLdflags(version), []string{"k8s.io/kubernetes@" + version}, pkgs, log)
 }
 
 func buildEtcd(ctx context.Context, dir, version string, log io.Writer) error {
@@ -181,7 +152,7 @@ func buildEtcd(ctx context.Context, dir, version string, log io.Writer) error {
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gm), 0o644); err != nil {
 		return err
 	}
-	if err := goBuild(ctx, dir, "go.etcd.io/etcd/server/v3@"+version, "-s -w", []string{"go.etcd.io/etcd/server/v3"}, log); err != nil {
+	if err := gobuild.Build(ctx, dir, "-s -w", []string{"go.etcd.io/etcd/server/v3@" + version}, []string{"go.etcd.io/etcd/server/v3"}, log); err != nil {
 		return err
 	}
 	// The server module's main package is named after its path ("server").
@@ -193,57 +164,7 @@ func buildKwok(ctx context.Context, dir, version string, log io.Writer) error {
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gm), 0o644); err != nil {
 		return err
 	}
-	return goBuild(ctx, dir, "sigs.k8s.io/kwok@"+version, "-s -w", []string{"sigs.k8s.io/kwok/cmd/kwok"}, log)
-}
-
-// modInfo is the part of `go mod download -json` used here.
-type modInfo struct {
-	Dir, GoMod, Error string
-}
-
-func modDownload(ctx context.Context, dir, mod string, log io.Writer) (modInfo, error) {
-	cmd := goCmd(ctx, dir, "mod", "download", "-json", mod)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, log
-	err := cmd.Run()
-	var info modInfo
-	if jerr := json.Unmarshal(out.Bytes(), &info); jerr == nil && info.Error != "" {
-		return info, fmt.Errorf("go mod download %s: %s", mod, info.Error)
-	}
-	if err != nil {
-		return info, fmt.Errorf("go mod download %s: %w", mod, err)
-	}
-	return info, nil
-}
-
-// goBuild resolves the wrapper module's dependencies with pin (module@version:
-// a bare `go get` of its packages would move it to the latest release) and
-// builds pkgs into dir/bin, statically and without file paths.
-func goBuild(ctx context.Context, dir, pin, ldflags string, pkgs []string, log io.Writer) error {
-	get := goCmd(ctx, dir, "get", pin)
-	get.Stdout, get.Stderr = log, log
-	if err := get.Run(); err != nil {
-		return fmt.Errorf("go get: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
-		return err
-	}
-	args := append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, "bin") + "/"}, pkgs...)
-	cmd := goCmd(ctx, dir, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build: %w", err)
-	}
-	return nil
-}
-
-func goCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
-	return cmd
+	return gobuild.Build(ctx, dir, "-s -w", []string{"sigs.k8s.io/kwok@" + version}, []string{"sigs.k8s.io/kwok/cmd/kwok"}, log)
 }
 
 // DefaultCacheDir is where Install keeps binaries by default:

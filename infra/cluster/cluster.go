@@ -130,6 +130,27 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
+// Attach returns the control plane running in dir (started by Up), or an
+// error if none is running and ready there; it starts nothing.
+func Attach(ctx context.Context, dir string) (*Cluster, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	st, err := readState(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: no control plane in %s: %w", dir, err)
+	}
+	c := &Cluster{dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), st: st, Server: st.Server}
+	if !c.alive() {
+		return nil, fmt.Errorf("cluster: the control plane in %s is not running", dir)
+	}
+	if err := c.ready(ctx); err != nil {
+		return nil, fmt.Errorf("cluster: the control plane in %s is not ready: %w", dir, err)
+	}
+	return c, nil
+}
+
 func (c *Cluster) start(ctx context.Context, cfg Config) error {
 	start := time.Now()
 	for _, d := range []string{"logs", "etcd"} {

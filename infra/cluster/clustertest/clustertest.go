@@ -6,9 +6,12 @@
 package clustertest
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aware-autoscaler/aware/infra/cluster"
@@ -47,4 +50,26 @@ func Binaries(t testing.TB) cluster.Binaries {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// BuildAware builds this module's aware CLI into dir and returns the
+// binary, for tests that run its real processes (controller, agent runner,
+// the testbed's supervisor).
+func BuildAware(ctx context.Context, t testing.TB, dir string) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		t.Fatal("BuildAware: not in a module")
+	}
+	bin := filepath.Join(dir, "aware")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/aware")
+	cmd.Dir = filepath.Dir(gomod)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/aware: %v\n%s", err, b)
+	}
+	return bin
 }

@@ -1,0 +1,169 @@
+package testbed
+
+import (
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
+)
+
+// Component is what every testbed component holds: its Kubernetes objects
+// by manifests.Key. Give a component pulumi.Providers(kubernetesProvider)
+// for its objects to go to that cluster.
+type Component struct {
+	pulumi.ResourceState
+	// Objects are the component's resources by manifests.Key.
+	Objects map[string]*Object
+}
+
+// register registers c as the component kind with objs as its children and
+// outputs as its outputs. The component's dependencies (pulumi.DependsOn
+// in opts, or Args.DependsOn) are its children's too: a component's
+// dependencies do not hold back its children by themselves.
+func (c *Component) register(ctx *pulumi.Context, kind, name string, deps []pulumi.Resource, objs []client.Object, outputs pulumi.Map, opts []pulumi.ResourceOption) error {
+	if len(deps) > 0 {
+		opts = append(opts, pulumi.DependsOn(deps))
+	}
+	if err := ctx.RegisterComponentResource(typeToken(kind), name, c, opts...); err != nil {
+		return err
+	}
+	c.Objects = make(map[string]*Object, len(objs))
+	child := []pulumi.ResourceOption{pulumi.Parent(c)}
+	if len(deps) > 0 {
+		child = append(child, pulumi.DependsOn(deps))
+	}
+	for _, obj := range objs {
+		r, err := registerObject(ctx, obj, child...)
+		if err != nil {
+			return err
+		}
+		c.Objects[manifests.Key(obj)] = r
+	}
+	return ctx.RegisterResourceOutputs(c, outputs)
+}
+
+// Args carry a component's options: Options must have been through
+// manifests.Options.WithDefaults.
+type Args struct {
+	Options manifests.Options
+	// DependsOn are the resources the component and each of its objects
+	// wait for.
+	DependsOn []pulumi.Resource
+}
+
+// MPA is the MultidimPodAutoscaler CRD, the controller with its RBAC and
+// webhook, and the agent runner.
+type MPA struct {
+	Component
+	// Controller is the controller's metrics address in the cluster
+	// (empty when the controller runs outside it).
+	Controller pulumi.StringOutput `pulumi:"controller"`
+}
+
+// NewMPA registers the MPA component.
+func NewMPA(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*MPA, error) {
+	objs, err := manifests.MPA(args.Options)
+	if err != nil {
+		return nil, err
+	}
+	c := &MPA{Controller: pulumi.String("").ToStringOutput()}
+	if args.Options.Components.Controller {
+		c.Controller = pulumi.Sprintf("http://%s.%s:%d", manifests.ControllerName, args.Options.Namespace, manifests.ControllerMetricsPort)
+	}
+	return c, c.register(ctx, "MPA", name, args.DependsOn, objs, pulumi.Map{"controller": c.Controller}, opts)
+}
+
+// Monitoring is Prometheus, kube-state-metrics and metrics-server.
+type Monitoring struct {
+	Component
+	// Prometheus is Prometheus's URL in the cluster.
+	Prometheus pulumi.StringOutput `pulumi:"prometheus"`
+}
+
+// NewMonitoring registers the Monitoring component.
+func NewMonitoring(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Monitoring, error) {
+	c := &Monitoring{Prometheus: pulumi.Sprintf("http://%s.%s:%d", manifests.PrometheusName, args.Options.Namespace, manifests.PrometheusPort)}
+	return c, c.register(ctx, "Monitoring", name, args.DependsOn, manifests.Monitoring(args.Options), pulumi.Map{"prometheus": c.Prometheus}, opts)
+}
+
+// TrajectoryDB is InfluxDB, the controller's trajectory store.
+type TrajectoryDB struct {
+	Component
+	// InfluxDB is InfluxDB's URL in the cluster.
+	InfluxDB pulumi.StringOutput `pulumi:"influxdb"`
+}
+
+// NewTrajectoryDB registers the TrajectoryDB component.
+func NewTrajectoryDB(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*TrajectoryDB, error) {
+	c := &TrajectoryDB{InfluxDB: pulumi.Sprintf("http://%s.%s:%d", manifests.InfluxDBName, args.Options.Namespace, manifests.InfluxDBPort)}
+	return c, c.register(ctx, "TrajectoryDB", name, args.DependsOn, manifests.TrajectoryDB(args.Options), pulumi.Map{"influxdb": c.InfluxDB}, opts)
+}
+
+// ExternalServicesArgs add the services' credentials to Args.
+type ExternalServicesArgs struct {
+	Args
+	Credentials manifests.Credentials
+}
+
+// ExternalServices is the object store and PostgreSQL the segments use.
+type ExternalServices struct {
+	Component
+	ObjectStore pulumi.StringOutput `pulumi:"objectStore"`
+	Database    pulumi.StringOutput `pulumi:"database"`
+}
+
+// NewExternalServices registers the ExternalServices component.
+func NewExternalServices(ctx *pulumi.Context, name string, args *ExternalServicesArgs, opts ...pulumi.ResourceOption) (*ExternalServices, error) {
+	objs, err := manifests.ExternalServices(args.Options, args.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	ns := args.Options.Namespace
+	c := &ExternalServices{
+		ObjectStore: pulumi.String(args.Options.AppOptions.ObjectStoreEndpoint).ToStringOutput(),
+		Database:    pulumi.Sprintf("%s.%s:%d", manifests.PostgresName, ns, manifests.PostgresPort),
+	}
+	return c, c.register(ctx, "ExternalServices", name, args.DependsOn, objs, pulumi.Map{"objectStore": c.ObjectStore, "database": c.Database}, opts)
+}
+
+// Apps are the generated applications: per app its spec ConfigMap,
+// Deployment, Service and MPA.
+type Apps struct {
+	Component
+	// Count is the number of applications.
+	Count pulumi.IntOutput `pulumi:"count"`
+	// Namespace is the apps' namespace.
+	Namespace pulumi.StringOutput `pulumi:"namespace"`
+}
+
+// NewApps registers the Apps component.
+func NewApps(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Apps, error) {
+	objs, err := manifests.Apps(args.Options)
+	if err != nil {
+		return nil, err
+	}
+	c := &Apps{Count: pulumi.Int(len(args.Options.Apps)).ToIntOutput(), Namespace: pulumi.String(args.Options.AppsNamespace).ToStringOutput()}
+	return c, c.register(ctx, "Apps", name, args.DependsOn, objs, pulumi.Map{"count": c.Count, "namespace": c.Namespace}, opts)
+}
+
+// Load is one load-generator Job per app.
+type Load struct {
+	Component
+	// Jobs is the number of load generators.
+	Jobs pulumi.IntOutput `pulumi:"jobs"`
+}
+
+// NewLoad registers the Load component.
+func NewLoad(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Load, error) {
+	c := &Load{Jobs: pulumi.Int(len(args.Options.Apps)).ToIntOutput()}
+	return c, c.register(ctx, "Load", name, args.DependsOn, manifests.Load(args.Options), pulumi.Map{"jobs": c.Jobs}, opts)
+}
+
+// Namespaces are the testbed's two namespaces.
+type Namespaces struct{ Component }
+
+// NewNamespaces registers the namespaces.
+func NewNamespaces(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Namespaces, error) {
+	c := &Namespaces{}
+	return c, c.register(ctx, "Namespaces", name, args.DependsOn, manifests.Namespaces(args.Options), pulumi.Map{}, opts)
+}

@@ -1,0 +1,283 @@
+package testbed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optremove"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+
+	"github.com/aware-autoscaler/aware/infra/cluster"
+	"github.com/aware-autoscaler/aware/infra/testbed/local"
+	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
+	"github.com/aware-autoscaler/aware/infra/testbed/toolchain"
+)
+
+// Driver runs the testbed program through the Automation API with the
+// project's own Pulumi toolchain, a local file backend and passphrase
+// secrets: no Pulumi Cloud account, no language host, no plugin download.
+// Its directory holds the state (state/), the stack's settings and
+// configuration (workspace/), the Pulumi home with the Kubernetes provider
+// (home/) and the passphrase (passphrase, mode 0600, generated once unless
+// PULUMI_CONFIG_PASSPHRASE is set).
+type Driver struct {
+	Dir   string
+	Stack string
+	Tools toolchain.Tools
+	// Aware is the aware binary the local target's supervisor runs
+	// (`aware testbed local-run`); Traces the folder of real traces its
+	// twin replays (synthetic shapes when absent).
+	Aware, Traces string
+	// Out receives the engine's progress (nil discards it).
+	Out io.Writer
+}
+
+// DefaultStack is the stack name when Driver.Stack is empty.
+const DefaultStack = "dev"
+
+func (d *Driver) stackName() string {
+	if d.Stack == "" {
+		return DefaultStack
+	}
+	return d.Stack
+}
+
+func (d *Driver) out() io.Writer {
+	if d.Out == nil {
+		return io.Discard
+	}
+	return d.Out
+}
+
+// passphrase returns $PULUMI_CONFIG_PASSPHRASE, else the directory's
+// passphrase file, created on first use.
+func (d *Driver) passphrase() (string, error) {
+	if p := os.Getenv("PULUMI_CONFIG_PASSPHRASE"); p != "" {
+		return p, nil
+	}
+	path := filepath.Join(d.Dir, "passphrase")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("testbed: %w", err)
+	}
+	p, err := randomHex(24)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(p+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("testbed: %w", err)
+	}
+	return p, nil
+}
+
+// stack opens (creating if needed) the driver's stack with StackProgram.
+func (d *Driver) stack(ctx context.Context) (auto.Stack, error) {
+	if d.Tools.Pulumi == "" {
+		return auto.Stack{}, fmt.Errorf("testbed: no Pulumi CLI: %w", toolchain.ErrNotBuilt)
+	}
+	state, home, work := filepath.Join(d.Dir, "state"), filepath.Join(d.Dir, "home"), filepath.Join(d.Dir, "workspace")
+	for _, dir := range []string{state, home, work} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return auto.Stack{}, fmt.Errorf("testbed: %w", err)
+		}
+	}
+	if err := d.Tools.InstallPlugin(ctx, home, d.out()); err != nil {
+		return auto.Stack{}, err
+	}
+	pass, err := d.passphrase()
+	if err != nil {
+		return auto.Stack{}, err
+	}
+	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: d.Tools.PulumiRoot, SkipVersionCheck: true})
+	if err != nil {
+		return auto.Stack{}, fmt.Errorf("testbed: the Pulumi CLI at %s: %w", d.Tools.PulumiRoot, err)
+	}
+	backend := "file://" + state
+	s, err := auto.UpsertStackInlineSource(ctx, d.stackName(), Project, StackProgram,
+		auto.Pulumi(cmd),
+		auto.PulumiHome(home),
+		// The stack's settings (its configuration) live in the work
+		// directory's Pulumi.<stack>.yaml: it must outlive the command.
+		auto.WorkDir(work),
+		auto.SecretsProvider("passphrase"),
+		auto.Project(workspace.Project{
+			Name:    Project,
+			Runtime: workspace.NewProjectRuntimeInfo("go", nil),
+			Backend: &workspace.ProjectBackend{URL: backend},
+		}),
+		auto.EnvVars(map[string]string{
+			"PULUMI_CONFIG_PASSPHRASE": pass,
+			"PULUMI_BACKEND_URL":       backend,
+			"PULUMI_SKIP_UPDATE_CHECK": "true",
+			"PULUMI_HOME":              home,
+			// Plugins come from the home only: never from the network.
+			"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+		}),
+	)
+	if err != nil {
+		return auto.Stack{}, fmt.Errorf("testbed: stack %s: %w", d.stackName(), err)
+	}
+	return s, nil
+}
+
+// configure writes cfg into the stack's configuration, keeping the
+// stack's credentials (generated on its first configuration) unless cfg
+// has its own.
+func (d *Driver) configure(ctx context.Context, s auto.Stack, cfg Config) error {
+	if cfg.Credentials == (manifests.Credentials{}) {
+		if v, err := s.GetConfig(ctx, Project+":"+KeyCredentials); err == nil && v.Value != "" {
+			if err := json.Unmarshal([]byte(v.Value), &cfg.Credentials); err != nil {
+				return fmt.Errorf("testbed: the stack's credentials: %w", err)
+			}
+		} else {
+			c, err := NewCredentials()
+			if err != nil {
+				return err
+			}
+			cfg.Credentials = c
+		}
+	}
+	m, err := cfg.StackConfig()
+	if err != nil {
+		return err
+	}
+	if err := s.SetAllConfig(ctx, m); err != nil {
+		return fmt.Errorf("testbed: setting the stack's configuration: %w", err)
+	}
+	return nil
+}
+
+// Preview shows what Up would change.
+func (d *Driver) Preview(ctx context.Context, cfg Config) (auto.PreviewResult, error) {
+	s, err := d.stack(ctx)
+	if err != nil {
+		return auto.PreviewResult{}, err
+	}
+	if err := d.configure(ctx, s, cfg); err != nil {
+		return auto.PreviewResult{}, err
+	}
+	return s.Preview(ctx, optpreview.ProgressStreams(d.out()), optpreview.Color("never"))
+}
+
+// Up deploys cfg and returns the stack's outputs. Running it again with the
+// same cfg changes nothing. On the local target it first starts the local
+// control plane in Dir/cluster (unless cfg names a kubeconfig) and then
+// the supervisor of the processes that play the cluster's pods.
+func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.Endpoints, error) {
+	if cfg.Target == TargetLocal && cfg.Kubeconfig == "" {
+		if err := cfg.ForTarget().Validate(); err != nil && !isOnlyKubeconfig(cfg) {
+			return nil, nil, fmt.Errorf("testbed config: %w", err)
+		}
+		kc, err := d.startLocal(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Kubeconfig = kc
+	}
+	s, err := d.stack(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := d.configure(ctx, s, cfg); err != nil {
+		return nil, nil, err
+	}
+	res, err := s.Up(ctx, optup.ProgressStreams(d.out()), optup.Color("never"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("testbed: pulumi up: %w", err)
+	}
+	if cfg.Target != TargetLocal {
+		return res.Outputs, nil, nil
+	}
+	ep, err := local.Start(ctx, d.Aware, d.supervisorArgs(cfg.ForTarget()), d.localDir(), 5*time.Minute)
+	if err != nil {
+		return res.Outputs, nil, err
+	}
+	return res.Outputs, &ep, nil
+}
+
+// isOnlyKubeconfig reports whether cfg's only fault is the kubeconfig the
+// local target is about to provide.
+func isOnlyKubeconfig(cfg Config) bool {
+	cfg.Kubeconfig = "-"
+	return cfg.ForTarget().Validate() == nil
+}
+
+// Outputs returns the stack's outputs (empty before the first Up).
+func (d *Driver) Outputs(ctx context.Context) (auto.OutputMap, error) {
+	s, err := d.stack(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Outputs(ctx)
+}
+
+// Down deletes everything Up made, then the stack; on the local target it
+// stops the supervisor first and the control plane last, and removes
+// their directories.
+func (d *Driver) Down(ctx context.Context) error {
+	s, err := d.stack(ctx)
+	if err != nil {
+		return err
+	}
+	target, _ := s.GetConfig(ctx, Project+":"+KeyTarget)
+	isLocal := Target(target.Value) == TargetLocal
+	if isLocal {
+		if err := local.Stop(ctx, d.localDir()); err != nil {
+			return err
+		}
+	}
+	// A local cluster that no longer runs took its objects with it: only
+	// the stack is left to forget.
+	gone := false
+	if isLocal {
+		_, aerr := cluster.Attach(ctx, d.clusterDir())
+		gone = aerr != nil
+	}
+	if !gone {
+		if _, err := s.Destroy(ctx, optdestroy.ProgressStreams(d.out()), optdestroy.Color("never")); err != nil {
+			return fmt.Errorf("testbed: pulumi destroy: %w", err)
+		}
+	}
+	if err := s.Workspace().RemoveStack(ctx, d.stackName(), optremove.Force()); err != nil {
+		return fmt.Errorf("testbed: removing stack %s: %w", d.stackName(), err)
+	}
+	if isLocal {
+		return d.stopLocal(ctx)
+	}
+	return nil
+}
+
+// NewCredentials draws the external services' credentials at random.
+func NewCredentials() (manifests.Credentials, error) {
+	var c manifests.Credentials
+	for _, f := range []*string{&c.ObjectStoreAccessKey, &c.ObjectStoreSecretKey, &c.PostgresPassword} {
+		v, err := randomHex(16)
+		if err != nil {
+			return c, err
+		}
+		*f = v
+	}
+	return c, nil
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("testbed: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
