@@ -19,8 +19,9 @@ setup: ## Install what builds and tests need (apt packages, pinned Go tools); id
 	@bash ci/setup.sh
 
 .PHONY: build
-build: ## Build the aware CLI into .bin/aware.
+build: ## Build the aware CLI and the testbed driver into .bin/aware and .bin/aware-testbed.
 	$(GO) build -trimpath -o $(AWARE) ./cmd/aware
+	$(GO) build -trimpath -o $(BIN)/aware-testbed ./cmd/aware-testbed
 
 .PHONY: run
 run: setup build ## Main job on the embedded default: generate 1000 apps, run the baselines on the simulator for a day.
@@ -69,7 +70,7 @@ cluster-down: build ## Stop the local control plane.
 	$(AWARE) cluster down --dir out/cluster
 
 .PHONY: lint
-lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
+lint: ## gofmt, go mod tidy check, go vet, staticcheck and actionlint (pinned).
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
@@ -78,6 +79,8 @@ lint: ## gofmt, go mod tidy check, go vet and staticcheck (pinned).
 	GOARCH=arm64 $(GO) vet ./controller/rl/...
 	@test -x $(BIN)/staticcheck || bash ci/setup.sh
 	$(BIN)/staticcheck $(PKGS)
+	@test -x $(BIN)/actionlint || bash ci/setup.sh
+	$(BIN)/actionlint ci/workflows/*.yml
 
 .PHONY: generate
 generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy and CRD and the ClusterRoles of the controller, of `aware env serve --cluster` and of `aware agents` (controller-gen).

@@ -12,6 +12,7 @@ mkdir -p "$BIN"
 STATICCHECK_VERSION=v0.8.2        # honnef.co/go/tools (staticcheck 2026.1.2)
 VERSITYGW_VERSION=v1.8.0          # github.com/versity/versitygw, S3-compatible gateway (posix backend)
 CONTROLLER_GEN_VERSION=v0.19.0    # sigs.k8s.io/controller-tools, the release for k8s.io/api v0.34
+ACTIONLINT_VERSION=v1.7.12        # github.com/rhysd/actionlint, lints ci/workflows
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -51,6 +52,7 @@ go_tool() {
 go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
 go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
 go_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION"
+go_tool actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION"
 
 # The local control plane's binaries (kube-apiserver, controller-manager,
 # scheduler, kubectl, etcd, kwok), built from the module proxy into a

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +116,16 @@ func TestControllerRefusesBadFlags(t *testing.T) {
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})
 		assert.ErrorContains(t, cmd.Execute(), tc.want, "%v", tc.args)
+	}
+}
+
+// The aware binary runs in every workload pod and as the controller: the
+// Pulumi SDK, which doubled its size and its memory at start (measured
+// 40 → 92 MB maximum RSS for `aware trace --help`), stays in aware-testbed.
+func TestAwareLeavesPulumiOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	require.NoError(t, err)
+	for _, pkg := range strings.Fields(string(out)) {
+		assert.False(t, strings.HasPrefix(pkg, "github.com/pulumi/"), "aware imports %s", pkg)
 	}
 }

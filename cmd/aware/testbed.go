@@ -4,245 +4,76 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/aware-autoscaler/aware/infra/testbed"
 	"github.com/aware-autoscaler/aware/infra/testbed/local"
-	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
 	"github.com/aware-autoscaler/aware/infra/testbed/toolchain"
 )
 
-// testbedFlags are the flags shared by the testbed's commands.
-type testbedFlags struct {
-	dir, stack, target, kubeconfig, kctx, traces string
-	apps                                         int
-	poolSeed                                     int64
-	selectSeed                                   uint64
-	trace                                        string
-	loadScale                                    float64
-	image                                        string
-	agents, webhook                              bool
-	step                                         time.Duration
-}
-
-func (fl *testbedFlags) register(f *pflag.FlagSet, withConfig bool) {
-	f.StringVar(&fl.dir, "dir", "out/testbed", "testbed state: Pulumi state and home, passphrase, and the local target's cluster and processes")
-	f.StringVar(&fl.stack, "stack", testbed.DefaultStack, "Pulumi stack name")
-	if !withConfig {
-		return
-	}
-	f.StringVar(&fl.target, "target", string(testbed.TargetLocal), `where: "local" (the Docker-free control plane, started in --dir) or "kubeconfig" (any cluster)`)
-	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (required with --target kubeconfig)")
-	f.StringVar(&fl.kctx, "context", "", "kubeconfig context (default: its current one)")
-	f.IntVar(&fl.apps, "apps", testbed.PoolSize, "applications of the generated pool to deploy")
-	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool (aware generate --seed)")
-	f.Uint64Var(&fl.selectSeed, "select-seed", 0, "seed choosing --apps of the pool (0: the first ones)")
-	f.StringVar(&fl.trace, "trace", "synthetic", `what the load generator Jobs replay: "synthetic", "constant", "poisson" or a trace path in the image`)
-	f.Float64Var(&fl.loadScale, "load-scale", 1, "multiplies each app's mean request rate")
-	f.StringVar(&fl.image, "image", "", "the aware image of the controller, agents, apps and load (default "+manifests.DefaultImages().Aware+")")
-	f.BoolVar(&fl.agents, "agents", true, "run the AWARE agent runner")
-	f.BoolVar(&fl.webhook, "webhook", true, "serve the admission webhook that sizes new pods")
-	f.DurationVar(&fl.step, "step", 15*time.Second, "the controller's step")
-	f.StringVar(&fl.traces, "traces", "../shared/traces", "local target: folder of real traces the twin replays (synthetic shapes when absent)")
-}
-
-func (fl testbedFlags) config() testbed.Config {
-	cfg := testbed.DefaultConfig()
-	cfg.Target, cfg.Kubeconfig, cfg.Context = testbed.Target(fl.target), fl.kubeconfig, fl.kctx
-	cfg.Apps, cfg.PoolSeed, cfg.SelectSeed = fl.apps, fl.poolSeed, fl.selectSeed
-	o := &cfg.Options
-	o.Trace, o.LoadScale, o.Agents, o.Webhook, o.Step = fl.trace, fl.loadScale, fl.agents, fl.webhook, fl.step
-	if fl.image != "" {
-		o.Images.Aware = fl.image
-	}
-	return cfg
-}
-
-func (fl testbedFlags) driver(ctx context.Context, out io.Writer) (*testbed.Driver, error) {
-	tools, err := toolchain.Cached(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w; `make setup` builds them", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := filepath.Abs(fl.dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	return &testbed.Driver{Dir: dir, Stack: fl.stack, Tools: tools, Aware: exe, Traces: fl.traces, Out: out}, nil
-}
+// driverCommands are run by the aware-testbed binary, which carries the
+// Pulumi SDK that the aware binary leaves out.
+var driverCommands = []string{"up", "preview", "status", "down", "render"}
 
 func newTestbedCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "testbed",
 		Short: "Stand up an AWARE testbed (cluster, Prometheus, InfluxDB, MPA controller, agents, apps) with Pulumi",
-		Long: `Deploys the testbed's Pulumi program (infra/testbed) through the Automation API, with the
-Pulumi CLI and Kubernetes provider that "aware testbed install" builds, a local file backend
-and a passphrase in --dir: no Pulumi account and no downloads. The local target starts the
-project's control plane (kwok nodes) and runs the controller, agent runner, Prometheus,
-InfluxDB and the digital twin as local processes; the kubeconfig target deploys all of them
-as pods on any cluster.`,
+		Long: `"aware testbed up|preview|status|down|render" run the aware-testbed binary (beside this one,
+or on $PATH; make build builds both), which carries the Pulumi SDK: it stays out of this binary,
+which every workload pod and the controller run. "aware testbed install" builds the Pulumi CLI
+and Kubernetes provider (make setup runs it). See aware-testbed --help and docs/testbed.md.`,
 	}
-	var fl testbedFlags
-	up := &cobra.Command{
-		Use:   "up",
-		Short: "Deploy the testbed (again: apply what changed; nothing if nothing did)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			if _, _, err := d.Up(cmd.Context(), fl.config()); err != nil {
-				return err
-			}
-			st, err := d.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			printStatus(cmd.OutOrStdout(), st)
-			return nil
-		},
+	for _, name := range driverCommands {
+		cmd.AddCommand(&cobra.Command{
+			Use:                name,
+			Short:              "Run aware-testbed " + name + " (aware testbed " + name + " --help for its flags)",
+			DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return runDriver(cmd.Context(), append([]string{name}, args...))
+			},
+		})
 	}
-	fl.register(up.Flags(), true)
-	preview := &cobra.Command{
-		Use:   "preview",
-		Short: "Show what up would change",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := fl.config()
-			if cfg.Target == testbed.TargetLocal && cfg.Kubeconfig == "" {
-				return errors.New("preview of the local target needs --kubeconfig of a running control plane (up starts one)")
-			}
-			d, err := fl.driver(cmd.Context(), cmd.OutOrStdout())
-			if err != nil {
-				return err
-			}
-			_, err = d.Preview(cmd.Context(), cfg)
-			return err
-		},
-	}
-	fl.register(preview.Flags(), true)
-	down := &cobra.Command{
-		Use:   "down",
-		Short: "Delete everything up made (the local target's control plane and processes too) and the stack",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			return d.Down(cmd.Context())
-		},
-	}
-	fl.register(down.Flags(), false)
-	status := &cobra.Command{
-		Use:   "status",
-		Short: "Print the stack's outputs, the local processes and the MPAs by agent stage",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			st, err := d.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			printStatus(cmd.OutOrStdout(), st)
-			return nil
-		},
-	}
-	fl.register(status.Flags(), false)
-	cmd.AddCommand(up, preview, down, status, newTestbedRenderCmd(), newTestbedInstallCmd(), newTestbedLocalRunCmd())
+	cmd.AddCommand(newTestbedInstallCmd(), newTestbedLocalRunCmd())
 	return cmd
 }
 
-func printStatus(w io.Writer, st testbed.Status) {
-	if len(st.Outputs) == 0 {
-		fmt.Fprintf(w, "stack %s: not deployed\n", st.Stack)
-		return
-	}
-	fmt.Fprintf(w, "stack %s\n", st.Stack)
-	keys := make([]string, 0, len(st.Outputs))
-	for k := range st.Outputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-14s %v\n", k, st.Outputs[k].Value)
-	}
-	if st.Local != nil {
-		fmt.Fprintf(w, "local processes (supervisor pid %d)\n  prometheus     %s\n  influxdb       %s\n  controller     %s\n  twin           %s\n",
-			st.Local.Pid, st.Local.Prometheus, st.Local.InfluxDB, st.Local.Controller, st.Local.Twin)
-		if st.Local.Agents != "" {
-			fmt.Fprintf(w, "  agents         %s\n", st.Local.Agents)
+// runDriver runs aware-testbed with args, attached to this process's
+// standard streams.
+func runDriver(ctx context.Context, args []string) error {
+	bin := ""
+	if exe, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(exe), "aware-testbed")
+		if _, err := os.Stat(beside); err == nil {
+			bin = beside
 		}
 	}
-	stages := make([]string, 0, len(st.Stages))
-	for s := range st.Stages {
-		stages = append(stages, s)
-	}
-	slices.Sort(stages)
-	var parts []string
-	for _, s := range stages {
-		name := s
-		if name == "" {
-			name = "no agent status yet"
+	if bin == "" {
+		p, err := exec.LookPath("aware-testbed")
+		if err != nil {
+			return errors.New("aware-testbed not found beside aware or on $PATH: make build builds it into .bin/ (or go build -o .bin/aware-testbed ./cmd/aware-testbed)")
 		}
-		parts = append(parts, fmt.Sprintf("%s %d", name, st.Stages[s]))
+		bin = p
 	}
-	fmt.Fprintf(w, "MPAs %d: %s\n", st.MPAs, strings.Join(parts, ", "))
-}
-
-func newTestbedRenderCmd() *cobra.Command {
-	var fl testbedFlags
-	cmd := &cobra.Command{
-		Use:   "render",
-		Short: "Write the testbed's Kubernetes objects as YAML (what up deploys; for kubectl apply)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := fl.config().ForTarget()
-			if cfg.Kubeconfig == "" {
-				cfg.Kubeconfig = "-" // not used to render
-			}
-			if cfg.Options.Components.ExternalServices {
-				c, err := testbed.NewCredentials()
-				if err != nil {
-					return err
-				}
-				cfg.Credentials = c
-			}
-			o, err := cfg.Resolve()
-			if err != nil {
-				return err
-			}
-			sets, err := manifests.Build(o, cfg.Credentials)
-			if err != nil {
-				return err
-			}
-			return manifests.WriteYAML(cmd.OutOrStdout(), sets)
-		},
+	c := exec.CommandContext(ctx, bin, args...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
+	c.WaitDelay = time.Minute
+	if err := c.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("aware-testbed %s: %w", args[0], err)
+		}
+		return err
 	}
-	fl.register(cmd.Flags(), true)
-	return cmd
+	return nil
 }
 
 func newTestbedInstallCmd() *cobra.Command {
@@ -290,7 +121,7 @@ func newTestbedLocalRunCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Dir, "dir", "", "state directory")
 	f.StringVar(&cfg.ClusterDir, "cluster-dir", "", "the running control plane's directory")
-	f.IntVar(&cfg.Apps, "apps", testbed.PoolSize, "applications")
+	f.IntVar(&cfg.Apps, "apps", 1000, "applications")
 	f.Int64Var(&cfg.PoolSeed, "pool-seed", 1, "seed of the pool")
 	f.Uint64Var(&cfg.SelectSeed, "select-seed", 0, "seed of the selection (0: the first --apps)")
 	f.StringVar(&cfg.Namespace, "namespace", "aware-system", "the testbed's namespace (service accounts)")

@@ -167,3 +167,16 @@ func NewNamespaces(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.
 	c := &Namespaces{}
 	return c, c.register(ctx, "Namespaces", name, args.DependsOn, manifests.Namespaces(args.Options), pulumi.Map{}, opts)
 }
+
+// Dashboards is Grafana with the testbed's dashboard.
+type Dashboards struct {
+	Component
+	// Grafana is Grafana's URL in the cluster.
+	Grafana pulumi.StringOutput `pulumi:"grafana"`
+}
+
+// NewDashboards registers the Dashboards component.
+func NewDashboards(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Dashboards, error) {
+	c := &Dashboards{Grafana: pulumi.Sprintf("http://%s.%s:%d", manifests.GrafanaName, args.Options.Namespace, manifests.GrafanaPort)}
+	return c, c.register(ctx, "Dashboards", name, args.DependsOn, manifests.Dashboards(args.Options), pulumi.Map{"grafana": c.Grafana}, opts)
+}

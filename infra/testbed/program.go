@@ -16,7 +16,8 @@ type Testbed struct {
 	ExternalServices *ExternalServices // nil when off
 	Monitoring       *Monitoring       // nil when off
 	Apps             *Apps
-	Load             *Load // nil when off
+	Load             *Load       // nil when off
+	Dashboards       *Dashboards // nil when off
 }
 
 // Stack outputs.
@@ -29,6 +30,7 @@ const (
 	OutputPrometheus    = "prometheus"
 	OutputInfluxDB      = "influxdb"
 	OutputLoadJobs      = "loadJobs"
+	OutputGrafana       = "grafana"
 )
 
 // Program is Deploy as a Pulumi program.
@@ -42,7 +44,8 @@ func Program(cfg Config) pulumi.RunFunc {
 // Deploy registers the testbed of cfg: a Kubernetes provider for the
 // target cluster, then the components in dependency order (namespaces;
 // the MPA CRD and controller, the databases and monitoring; the apps after
-// the CRD, the webhook and the apps' secrets; the load after the apps),
+// the CRD, the webhook and the apps' secrets; the load after the apps;
+// the dashboards),
 // and exports the stack outputs.
 func Deploy(ctx *pulumi.Context, cfg Config) (*Testbed, error) {
 	cfg = cfg.ForTarget()
@@ -98,6 +101,12 @@ func Deploy(ctx *pulumi.Context, cfg Config) (*Testbed, error) {
 			return nil, err
 		}
 		ctx.Export(OutputLoadJobs, tb.Load.Jobs)
+	}
+	if o.Components.Dashboards {
+		if tb.Dashboards, err = NewDashboards(ctx, manifests.ComponentDashboards, args(tb.Namespaces), p); err != nil {
+			return nil, err
+		}
+		ctx.Export(OutputGrafana, tb.Dashboards.Grafana)
 	}
 	ctx.Export(OutputTarget, pulumi.String(string(cfg.Target)))
 	ctx.Export(OutputNamespace, pulumi.String(o.Namespace))

@@ -105,12 +105,12 @@ func TestDeployKubeconfigTarget(t *testing.T) {
 	}
 	assert.Equal(t, 1, count["pulumi:providers:kubernetes"])
 	assert.Equal(t, 20, count["kubernetes:autoscaling.aware.dev/v1alpha1:MultidimPodAutoscaler"])
-	assert.Equal(t, 20+5, count["kubernetes:apps/v1:Deployment"], "apps + controller, agents, prometheus, kube-state-metrics, metrics-server")
+	assert.Equal(t, 20+6, count["kubernetes:apps/v1:Deployment"], "apps + controller, agents, prometheus, kube-state-metrics, metrics-server, grafana")
 	assert.Equal(t, 20, count["kubernetes:batch/v1:Job"])
 	assert.Equal(t, 3, count["kubernetes:apps/v1:StatefulSet"])
 	assert.Equal(t, 1, count["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"])
 	assert.Equal(t, 1, count["kubernetes:apiregistration.k8s.io/v1:APIService"])
-	for _, kind := range []string{"Namespaces", "MPA", "TrajectoryDB", "ExternalServices", "Monitoring", "Apps", "Load"} {
+	for _, kind := range []string{"Namespaces", "MPA", "TrajectoryDB", "ExternalServices", "Monitoring", "Apps", "Load", "Dashboards"} {
 		assert.Equal(t, 1, count["aware:testbed:"+kind], kind)
 	}
 
@@ -171,6 +171,7 @@ func TestDeployLocalTarget(t *testing.T) {
 	assert.Zero(t, count["kubernetes:batch/v1:Job"])
 	assert.Zero(t, count["kubernetes:apps/v1:StatefulSet"])
 	assert.Zero(t, count["aware:testbed:Monitoring"])
+	assert.Zero(t, count["aware:testbed:Dashboards"])
 	assert.Equal(t, 2, count["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"], "the controller's and the agents', for the service accounts they run as")
 }
 

@@ -31,7 +31,7 @@ const (
 	KeyStep          = "step"          // the controller's step (default 15s)
 	KeyAgents        = "agents"        // deploy the agent runner (default true)
 	KeyWebhook       = "webhook"       // serve the admission webhook (default true)
-	KeyComponents    = "components"    // object: controller, monitoring, trajectoryDB, externalServices, load
+	KeyComponents    = "components"    // object: controller, monitoring, trajectoryDB, externalServices, load, dashboards
 	KeyImages        = "images"        // object: aware, prometheus, kubeStateMetrics, ...
 	KeyStorageClass  = "storageClass"  // of the databases' volumes ("" is the default class)
 	KeyInfluxStorage = "influxStorage" // InfluxDB's volume (default 10Gi)

@@ -83,10 +83,10 @@ func TestBuildObjects(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, []string{"namespaces", "mpa", "trajectory-db", "external-services", "monitoring", "apps", "load"}, order)
+	assert.Equal(t, []string{"namespaces", "mpa", "trajectory-db", "external-services", "monitoring", "apps", "load", "dashboards"}, order)
 	assert.Equal(t, 3, kinds["MultidimPodAutoscaler"])
 	assert.Equal(t, 3, kinds["Job"])
-	assert.Equal(t, 3+5, kinds["Deployment"], "apps, controller, agents, prometheus, kube-state-metrics, metrics-server")
+	assert.Equal(t, 3+6, kinds["Deployment"], "apps, controller, agents, prometheus, kube-state-metrics, metrics-server, grafana")
 	assert.Equal(t, 3, kinds["StatefulSet"], "influxdb, object store, postgres")
 	assert.Equal(t, 1, kinds["CustomResourceDefinition"])
 

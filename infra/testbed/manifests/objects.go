@@ -20,6 +20,7 @@ const (
 	ComponentExternalServices = "external-services"
 	ComponentApps             = "apps"
 	ComponentLoad             = "load"
+	ComponentDashboards       = "dashboards"
 )
 
 // Names of the shared services, in Options.Namespace.
@@ -32,6 +33,7 @@ const (
 	InfluxDBName         = "influxdb"
 	PostgresName         = "postgres"
 	ObjectStoreName      = "aware-objstore"
+	GrafanaName          = "grafana"
 )
 
 // Ports of the shared services.
@@ -46,6 +48,7 @@ const (
 	InfluxDBPort          = 8086
 	PostgresPort          = 5432
 	ObjectStorePort       = 7070
+	GrafanaPort           = 3000
 )
 
 // GVK returns the object's group, version and kind, read from its type

@@ -22,6 +22,7 @@ type Images struct {
 	InfluxDB         string `json:"influxdb"`
 	Postgres         string `json:"postgres"`
 	ObjectStore      string `json:"objectStore"`
+	Grafana          string `json:"grafana"`
 }
 
 // DefaultImages are pinned upstream releases and the project's image at
@@ -35,6 +36,7 @@ func DefaultImages() Images {
 		InfluxDB:         "docker.io/library/influxdb:1.8.10",
 		Postgres:         "docker.io/library/postgres:15.14",
 		ObjectStore:      "docker.io/versity/versitygw:v1.8.0",
+		Grafana:          "docker.io/grafana/grafana:12.1.1",
 	}
 }
 
@@ -89,11 +91,12 @@ type Components struct {
 	TrajectoryDB     bool `json:"trajectoryDB"`
 	ExternalServices bool `json:"externalServices"`
 	Load             bool `json:"load"`
+	Dashboards       bool `json:"dashboards"`
 }
 
 // AllComponents turns every component on.
 func AllComponents() Components {
-	return Components{Controller: true, Monitoring: true, TrajectoryDB: true, ExternalServices: true, Load: true}
+	return Components{Controller: true, Monitoring: true, TrajectoryDB: true, ExternalServices: true, Load: true, Dashboards: true}
 }
 
 // DefaultOptions are the testbed's defaults.
@@ -133,6 +136,7 @@ func (o Options) WithDefaults() (Options, error) {
 	str(&o.Images.InfluxDB, d.Images.InfluxDB)
 	str(&o.Images.Postgres, d.Images.Postgres)
 	str(&o.Images.ObjectStore, d.Images.ObjectStore)
+	str(&o.Images.Grafana, d.Images.Grafana)
 	if o.LoadScale == 0 {
 		o.LoadScale = d.LoadScale
 	}

@@ -18,7 +18,7 @@ type Set struct {
 
 // Build returns the testbed's objects by component, in dependency order:
 // namespaces, the MPA CRD and controller, the databases and monitoring,
-// the apps and their load. o must have been through
+// the apps, their load and the dashboards. o must have been through
 // WithDefaults; c is needed with the external services only.
 func Build(o Options, c Credentials) ([]Set, error) {
 	mpa, err := MPA(o)
@@ -46,6 +46,9 @@ func Build(o Options, c Credentials) ([]Set, error) {
 	sets = append(sets, Set{ComponentApps, apps})
 	if o.Components.Load {
 		sets = append(sets, Set{ComponentLoad, Load(o)})
+	}
+	if o.Components.Dashboards {
+		sets = append(sets, Set{ComponentDashboards, Dashboards(o)})
 	}
 	return sets, nil
 }
