@@ -113,12 +113,7 @@ as pods on any cluster.`,
 			if _, _, err := d.Up(cmd.Context(), fl.config()); err != nil {
 				return err
 			}
-			st, err := d.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			printStatus(cmd.OutOrStdout(), st)
-			return nil
+			return showStatus(cmd, d)
 		},
 	}
 	fl.register(up.Flags(), true)
@@ -162,17 +157,22 @@ as pods on any cluster.`,
 			if err != nil {
 				return err
 			}
-			st, err := d.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			printStatus(cmd.OutOrStdout(), st)
-			return nil
+			return showStatus(cmd, d)
 		},
 	}
 	fl.register(status.Flags(), false)
 	cmd.AddCommand(up, preview, down, status, newRenderCmd())
 	return cmd
+}
+
+// showStatus prints the driver's status to cmd's output.
+func showStatus(cmd *cobra.Command, d *testbed.Driver) error {
+	st, err := d.Status(cmd.Context())
+	if err != nil {
+		return err
+	}
+	printStatus(cmd.OutOrStdout(), st)
+	return nil
 }
 
 func printStatus(w io.Writer, st testbed.Status) {

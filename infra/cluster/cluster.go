@@ -20,10 +20,12 @@ import (
 	"github.com/aware-autoscaler/aware/infra/localproc"
 )
 
-// serviceIP is the first address of the service range, the kubernetes
-// Service's cluster IP.
+// serviceRange holds the cluster IPs of Services: a /16, since a testbed of
+// 1000 apps has a Service each (a /24 ran out at the 254th: "failed to
+// allocate a serviceIP: range is full"). serviceIP is its first address,
+// the kubernetes Service's cluster IP.
 const (
-	serviceRange = "10.0.0.0/24"
+	serviceRange = "10.0.0.0/16"
 	serviceIP    = "10.0.0.1"
 )
 

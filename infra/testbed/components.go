@@ -136,12 +136,40 @@ type Apps struct {
 	Namespace pulumi.StringOutput `pulumi:"namespace"`
 }
 
-// NewApps registers the Apps component.
+// skipAwaitAnnotation tells the Kubernetes provider not to wait for an
+// object to become ready.
+const skipAwaitAnnotation = "pulumi.com/skipAwait"
+
+// withoutAwait returns objs with the Deployments and Jobs annotated to skip
+// the provider's readiness wait: the apps are the MPAs' to run (waiting for
+// 1000 Deployments one by one made `up` take minutes per hundred apps), and
+// a load Job completes only when its replay ends.
+func withoutAwait(objs []client.Object) []client.Object {
+	out := make([]client.Object, len(objs))
+	for i, obj := range objs {
+		switch manifests.GVK(obj).Kind {
+		case "Deployment", "Job":
+			obj = obj.DeepCopyObject().(client.Object)
+			a := obj.GetAnnotations()
+			if a == nil {
+				a = map[string]string{}
+			}
+			a[skipAwaitAnnotation] = "true"
+			obj.SetAnnotations(a)
+		}
+		out[i] = obj
+	}
+	return out
+}
+
+// NewApps registers the Apps component; the provider does not wait for the
+// apps' Deployments to be ready.
 func NewApps(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Apps, error) {
 	objs, err := manifests.Apps(args.Options)
 	if err != nil {
 		return nil, err
 	}
+	objs = withoutAwait(objs)
 	c := &Apps{Count: pulumi.Int(len(args.Options.Apps)).ToIntOutput(), Namespace: pulumi.String(args.Options.AppsNamespace).ToStringOutput()}
 	return c, c.register(ctx, "Apps", name, args.DependsOn, objs, pulumi.Map{"count": c.Count, "namespace": c.Namespace}, opts)
 }
@@ -153,10 +181,11 @@ type Load struct {
 	Jobs pulumi.IntOutput `pulumi:"jobs"`
 }
 
-// NewLoad registers the Load component.
+// NewLoad registers the Load component; the provider does not wait for
+// the Jobs to complete.
 func NewLoad(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Load, error) {
 	c := &Load{Jobs: pulumi.Int(len(args.Options.Apps)).ToIntOutput()}
-	return c, c.register(ctx, "Load", name, args.DependsOn, manifests.Load(args.Options), pulumi.Map{"jobs": c.Jobs}, opts)
+	return c, c.register(ctx, "Load", name, args.DependsOn, withoutAwait(manifests.Load(args.Options)), pulumi.Map{"jobs": c.Jobs}, opts)
 }
 
 // Namespaces are the testbed's two namespaces.

@@ -131,9 +131,24 @@ func TestDeployKubeconfigTarget(t *testing.T) {
 	job := m.byToken("kubernetes:batch/v1:Job")[0]
 	assert.Contains(t, strings.Join(job.deps, "\n"), "MultidimPodAutoscaler::aware-apps/")
 
+	// The provider waits for the shared components, not for the apps and
+	// their load.
+	skip := func(r registered) string {
+		a := r.inputs["metadata"].ObjectValue()["annotations"]
+		if !a.IsObject() {
+			return ""
+		}
+		return a.ObjectValue()["pulumi.com/skipAwait"].StringValue()
+	}
+	app, ok := m.find("kubernetes:apps/v1:Deployment", "aware-apps/app-0001")
+	require.True(t, ok)
+	assert.Equal(t, "true", skip(app))
+	assert.Equal(t, "true", skip(job))
+
 	// The controller's arguments and RBAC.
 	ctrl, ok := m.find("kubernetes:apps/v1:Deployment", "aware-system/aware-controller")
 	require.True(t, ok)
+	assert.Empty(t, skip(ctrl))
 	args := ctrl.inputs["spec"].ObjectValue()["template"].ObjectValue()["spec"].ObjectValue()["containers"].ArrayValue()[0].ObjectValue()["args"].ArrayValue()
 	var flags []string
 	for _, a := range args {
