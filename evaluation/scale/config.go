@@ -195,14 +195,6 @@ const (
 	resourceHeadroom = 8
 )
 
-// appsPerTwinShard is how many applications' series one scrape target of
-// the twin serves.
-const appsPerTwinShard = 100
-
-// twinShards is how many scrape targets the twin of apps applications
-// serves its workload series on.
-func twinShards(apps int) int { return max(1, (apps+appsPerTwinShard-1)/appsPerTwinShard) }
-
 // nodesNeeded is how many kwok nodes hold podHeadroom times pods pods and
 // resourceHeadroom times their initial requests of cpu cores and memory
 // bytes.

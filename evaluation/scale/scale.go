@@ -492,21 +492,10 @@ func (b *bench) startTwinAndPrometheus(ctx context.Context, rc *rest.Config, sim
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", tw.Handler())
-	// The workload series are scraped in shards, as a cluster's come from
-	// one kubelet per node: at 1000 MPAs the agents grew the pods to about
-	// 4900, whose 170 000 series took 6.8 s to scrape in one piece against
-	// a 5 s timeout, and every failed scrape left every MPA without data.
-	shards := twinShards(len(simApps))
-	scrape := strings.Builder{}
-	scrape.WriteString("- job_name: twin\n  static_configs:\n")
-	for i := range shards {
-		h, err := tw.ShardHandler(i, shards)
-		if err != nil {
-			return "", fmt.Errorf("scale: %w", err)
-		}
-		path := fmt.Sprintf("/metrics/shard/%d", i)
-		mux.Handle(path, h)
-		fmt.Fprintf(&scrape, "  - targets: [%q]\n    labels: {__metrics_path__: %q, instance: %q}\n", ln.Addr().String(), path, fmt.Sprintf("twin-%d", i))
+	// The workload series are scraped in shards (twin.MountShards).
+	scrape, err := tw.MountShards(mux, ln.Addr().String())
+	if err != nil {
+		return "", fmt.Errorf("scale: %w", err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
@@ -529,7 +518,7 @@ func (b *bench) startTwinAndPrometheus(ctx context.Context, rc *rest.Config, sim
 	})
 
 	prom, err := prometheus.Start(ctx, filepath.Join(b.dir, "prometheus"), prometheus.WithScrapeInterval(b.cfg.Scrape),
-		prometheus.WithScrapeConfigYAML(scrape.String()), prometheus.WithLogger(b.log))
+		prometheus.WithScrapeConfigYAML(scrape), prometheus.WithLogger(b.log))
 	if err != nil {
 		return "", fmt.Errorf("scale: %w", err)
 	}

@@ -185,7 +185,11 @@ func (d *Driver) Preview(ctx context.Context, cfg Config) (auto.PreviewResult, e
 // the supervisor of the processes that play the cluster's pods.
 func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.Endpoints, error) {
 	if cfg.Target == TargetLocal && cfg.Kubeconfig == "" {
-		if err := cfg.ForTarget().Validate(); err != nil && !isOnlyKubeconfig(cfg) {
+		// Everything but the kubeconfig, which the cluster started below
+		// provides.
+		probe := cfg.ForTarget()
+		probe.Kubeconfig = "-"
+		if err := probe.Validate(); err != nil {
 			return nil, nil, fmt.Errorf("testbed config: %w", err)
 		}
 		kc, err := d.startLocal(ctx, cfg)
@@ -213,13 +217,6 @@ func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.End
 		return res.Outputs, nil, err
 	}
 	return res.Outputs, &ep, nil
-}
-
-// isOnlyKubeconfig reports whether cfg's only fault is the kubeconfig the
-// local target is about to provide.
-func isOnlyKubeconfig(cfg Config) bool {
-	cfg.Kubeconfig = "-"
-	return cfg.ForTarget().Validate() == nil
 }
 
 // Outputs returns the stack's outputs (empty before the first Up).

@@ -267,6 +267,31 @@ func (t *Twin) ShardHandler(i, n int) (http.Handler, error) {
 	return t.handlerFor(reg), nil
 }
 
+// AppsPerShard is how many applications' series one scrape target serves
+// in MountShards: at 1000 MPAs the pods grew to about 4900, whose 170 000
+// series took 6.8 s to scrape in one piece against a 5 s timeout.
+const AppsPerShard = 100
+
+// MountShards serves the twin's workload series on mux in shards of
+// AppsPerShard applications, at /metrics/shard/<i>, as a cluster's come from
+// one kubelet per node, and returns the Prometheus scrape configuration
+// (job "twin", each shard as instance twin-<i>) that scrapes them at addr.
+func (t *Twin) MountShards(mux *http.ServeMux, addr string) (string, error) {
+	shards := max(1, (len(t.apps)+AppsPerShard-1)/AppsPerShard)
+	var scrape strings.Builder
+	scrape.WriteString("- job_name: twin\n  static_configs:\n")
+	for i := range shards {
+		h, err := t.ShardHandler(i, shards)
+		if err != nil {
+			return "", err
+		}
+		path := fmt.Sprintf("/metrics/shard/%d", i)
+		mux.Handle(path, h)
+		fmt.Fprintf(&scrape, "  - targets: [%q]\n    labels: {__metrics_path__: %q, instance: %q}\n", addr, path, fmt.Sprintf("twin-%d", i))
+	}
+	return scrape.String(), nil
+}
+
 // Registry is the registry behind Handler, for callers that serve more.
 func (t *Twin) Registry() *prometheus.Registry { return t.reg }
 

@@ -82,9 +82,6 @@ const (
 // controller benchmark.
 const twinStep = 10 * time.Second
 
-// appsPerShard is how many apps' series one twin scrape target serves.
-const appsPerShard = 100
-
 // Run starts everything of cfg, writes the endpoints and runs until ctx
 // ends, then stops it all in reverse order.
 func Run(ctx context.Context, cfg Config) (err error) {
@@ -145,17 +142,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", tw.Handler())
-	shards := max(1, (len(apps)+appsPerShard-1)/appsPerShard)
-	var scrape strings.Builder
-	scrape.WriteString("- job_name: twin\n  static_configs:\n")
-	for i := range shards {
-		h, err := tw.ShardHandler(i, shards)
-		if err != nil {
-			return fmt.Errorf("local: %w", err)
-		}
-		path := fmt.Sprintf("/metrics/shard/%d", i)
-		mux.Handle(path, h)
-		fmt.Fprintf(&scrape, "  - targets: [%q]\n    labels: {__metrics_path__: %q, instance: %q}\n", ln.Addr().String(), path, fmt.Sprintf("twin-%d", i))
+	scrape, err := tw.MountShards(mux, ln.Addr().String())
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
@@ -175,7 +164,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return nil
 	})
 
-	prom, err := prometheus.Start(ctx, filepath.Join(cfg.Dir, "prometheus"), prometheus.WithScrapeConfigYAML(scrape.String()),
+	prom, err := prometheus.Start(ctx, filepath.Join(cfg.Dir, "prometheus"), prometheus.WithScrapeConfigYAML(scrape),
 		prometheus.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
