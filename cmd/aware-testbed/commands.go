@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/infra/testbed"
 	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
 	"github.com/aware-autoscaler/aware/infra/testbed/toolchain"
@@ -32,6 +33,9 @@ type testbedFlags struct {
 	image                                               string
 	agents, webhook                                     bool
 	step                                                time.Duration
+	updateMode, source                                  string
+	kind                                                testbed.KindConfig
+	gke                                                 testbed.GKEConfig
 }
 
 func (fl *testbedFlags) register(f *pflag.FlagSet, withConfig bool) {
@@ -41,7 +45,7 @@ func (fl *testbedFlags) register(f *pflag.FlagSet, withConfig bool) {
 	if !withConfig {
 		return
 	}
-	f.StringVar(&fl.target, "target", string(testbed.TargetLocal), `where: "local" (the Docker-free control plane, started in --dir) or "kubeconfig" (any cluster)`)
+	f.StringVar(&fl.target, "target", string(testbed.TargetLocal), `where: "local" (the Docker-free control plane, started in --dir), "kind" (a kind cluster on the machine's container engine), "kubeconfig" (any cluster) or "gke" (a GKE cluster made by the stack)`)
 	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (required with --target kubeconfig)")
 	f.StringVar(&fl.kctx, "context", "", "kubeconfig context (default: its current one)")
 	f.IntVar(&fl.apps, "apps", testbed.PoolSize, "applications of the generated pool to deploy")
@@ -54,6 +58,16 @@ func (fl *testbedFlags) register(f *pflag.FlagSet, withConfig bool) {
 	f.BoolVar(&fl.webhook, "webhook", true, "serve the admission webhook that sizes new pods")
 	f.DurationVar(&fl.step, "step", 15*time.Second, "the controller's step")
 	f.StringVar(&fl.traces, "traces", "../shared/traces", "local target: folder of real traces the twin replays (synthetic shapes when absent)")
+	f.StringVar(&fl.updateMode, "update-mode", string(v1alpha1.UpdateModeInPlaceOrRecreate), "the apps' MPAs' update mode (InPlaceOrRecreate falls back to Recreate, with a warning, on clusters before Kubernetes 1.33)")
+	f.StringVar(&fl.source, "source", "", "kind target: the project's source the aware image is built from (default: the module of the working directory)")
+	dk, dg := testbed.DefaultKindConfig(), testbed.DefaultGKEConfig()
+	f.StringVar(&fl.kind.NodeImage, "kind-node-image", dk.NodeImage, "kind target: node image")
+	f.IntVar(&fl.kind.Workers, "kind-workers", dk.Workers, "kind target: worker nodes besides the control plane")
+	f.StringVar(&fl.gke.Project, "gke-project", "", "gke target: GCP project (default: the gcp provider's gcp:project)")
+	f.StringVar(&fl.gke.Location, "gke-location", dg.Location, "gke target: zone (or region: nodes in each of its zones)")
+	f.StringVar(&fl.gke.MachineType, "gke-machine-type", dg.MachineType, "gke target: node machine type")
+	f.IntVar(&fl.gke.Nodes, "gke-nodes", 0, "gke target: node pool size (0: sized from the apps' requests, twice over)")
+	f.IntVar(&fl.gke.DiskGB, "gke-disk-gb", dg.DiskGB, "gke target: each node's disk")
 }
 
 func (fl testbedFlags) config() testbed.Config {
@@ -65,6 +79,8 @@ func (fl testbedFlags) config() testbed.Config {
 	if fl.image != "" {
 		o.Images.Aware = fl.image
 	}
+	o.AppOptions.UpdateMode = v1alpha1.UpdateMode(fl.updateMode)
+	cfg.Kind, cfg.GKE = fl.kind, fl.gke
 	return cfg
 }
 
@@ -84,7 +100,7 @@ func (fl testbedFlags) driver(ctx context.Context, out io.Writer) (*testbed.Driv
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &testbed.Driver{Dir: dir, Stack: fl.stack, Tools: tools, Aware: aware, Traces: fl.traces, Out: out}, nil
+	return &testbed.Driver{Dir: dir, Stack: fl.stack, Tools: tools, Aware: aware, Traces: fl.traces, Out: out, Source: fl.source}, nil
 }
 
 func newRootCmd() *cobra.Command {
@@ -161,7 +177,7 @@ as pods on any cluster.`,
 		},
 	}
 	fl.register(status.Flags(), false)
-	cmd.AddCommand(up, preview, down, status, newRenderCmd())
+	cmd.AddCommand(up, preview, down, status, newRenderCmd(), newCostCmd(), newImageCmd())
 	return cmd
 }
 

@@ -20,13 +20,13 @@ import (
 
 // driverCommands are run by the aware-testbed binary, which carries the
 // Pulumi SDK that the aware binary leaves out.
-var driverCommands = []string{"up", "preview", "status", "down", "render"}
+var driverCommands = []string{"up", "preview", "status", "down", "render", "cost", "image"}
 
 func newTestbedCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "testbed",
 		Short: "Stand up an AWARE testbed (cluster, Prometheus, InfluxDB, MPA controller, agents, apps) with Pulumi",
-		Long: `"aware testbed up|preview|status|down|render" run the aware-testbed binary (beside this one,
+		Long: `"aware testbed up|preview|status|down|render|cost|image" run the aware-testbed binary (beside this one,
 or on $PATH; make build builds both), which carries the Pulumi SDK: it stays out of this binary,
 which every workload pod and the controller run. "aware testbed install" builds the Pulumi CLI
 and Kubernetes provider (make setup runs it). See aware-testbed --help and docs/testbed.md.`,

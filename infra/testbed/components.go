@@ -1,6 +1,8 @@
 package testbed
 
 import (
+	"slices"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,6 +23,12 @@ type Component struct {
 // in opts, or Args.DependsOn) are its children's too: a component's
 // dependencies do not hold back its children by themselves.
 func (c *Component) register(ctx *pulumi.Context, kind, name string, deps []pulumi.Resource, objs []client.Object, outputs pulumi.Map, opts []pulumi.ResourceOption) error {
+	return c.registerEach(ctx, kind, name, deps, objs, outputs, opts, nil)
+}
+
+// registerEach is register with each object's own dependencies besides
+// the component's (objDeps may be nil).
+func (c *Component) registerEach(ctx *pulumi.Context, kind, name string, deps []pulumi.Resource, objs []client.Object, outputs pulumi.Map, opts []pulumi.ResourceOption, objDeps func(client.Object) []pulumi.Resource) error {
 	if len(deps) > 0 {
 		opts = append(opts, pulumi.DependsOn(deps))
 	}
@@ -33,7 +41,13 @@ func (c *Component) register(ctx *pulumi.Context, kind, name string, deps []pulu
 		child = append(child, pulumi.DependsOn(deps))
 	}
 	for _, obj := range objs {
-		r, err := registerObject(ctx, obj, child...)
+		o := child
+		if objDeps != nil {
+			if extra := objDeps(obj); len(extra) > 0 {
+				o = append(slices.Clip(child), pulumi.DependsOn(extra))
+			}
+		}
+		r, err := registerObject(ctx, obj, o...)
 		if err != nil {
 			return err
 		}
@@ -140,15 +154,18 @@ type Apps struct {
 // object to become ready.
 const skipAwaitAnnotation = "pulumi.com/skipAwait"
 
-// withoutAwait returns objs with the Deployments and Jobs annotated to skip
-// the provider's readiness wait: the apps are the MPAs' to run (waiting for
-// 1000 Deployments one by one made `up` take minutes per hundred apps), and
-// a load Job completes only when its replay ends.
+// withoutAwait returns objs with the Deployments, Services and Jobs
+// annotated to skip the provider's readiness wait: the apps are the MPAs'
+// to run (waiting for 1000 Deployments one by one made `up` take minutes
+// per hundred apps, and a Service waits until pods back it: with every
+// update slot held by such a wait, 1000 apps' `up` crawled at 0.4
+// resources a second with the machine idle), and a load Job completes only
+// when its replay ends.
 func withoutAwait(objs []client.Object) []client.Object {
 	out := make([]client.Object, len(objs))
 	for i, obj := range objs {
 		switch manifests.GVK(obj).Kind {
-		case "Deployment", "Job":
+		case "Deployment", "Service", "Job":
 			obj = obj.DeepCopyObject().(client.Object)
 			a := obj.GetAnnotations()
 			if a == nil {
@@ -181,11 +198,30 @@ type Load struct {
 	Jobs pulumi.IntOutput `pulumi:"jobs"`
 }
 
-// NewLoad registers the Load component; the provider does not wait for
-// the Jobs to complete.
-func NewLoad(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Load, error) {
+// LoadArgs add the apps the load is for to Args.
+type LoadArgs struct {
+	Args
+	Apps *Apps
+}
+
+// NewLoad registers the Load component; each Job waits for its own app's
+// Deployment, Service and MPA (not for all the apps: a dependency on the
+// Apps component is one on each of its 4000 objects, for every Job), and
+// the provider does not wait for the Jobs to complete.
+func NewLoad(ctx *pulumi.Context, name string, args *LoadArgs, opts ...pulumi.ResourceOption) (*Load, error) {
 	c := &Load{Jobs: pulumi.Int(len(args.Options.Apps)).ToIntOutput()}
-	return c, c.register(ctx, "Load", name, args.DependsOn, withoutAwait(manifests.Load(args.Options)), pulumi.Map{"jobs": c.Jobs}, opts)
+	ns := args.Options.AppsNamespace
+	appDeps := func(obj client.Object) []pulumi.Resource {
+		app := obj.GetLabels()[manifests.AppLabel]
+		var deps []pulumi.Resource
+		for _, kind := range []string{"Deployment", "Service", "MultidimPodAutoscaler"} {
+			if r, ok := args.Apps.Objects[kind+"/"+ns+"/"+app]; ok {
+				deps = append(deps, r)
+			}
+		}
+		return deps
+	}
+	return c, c.registerEach(ctx, "Load", name, args.DependsOn, withoutAwait(manifests.Load(args.Options)), pulumi.Map{"jobs": c.Jobs}, opts, appDeps)
 }
 
 // Namespaces are the testbed's two namespaces.

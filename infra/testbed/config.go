@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
 )
 
@@ -21,10 +22,17 @@ const (
 	TargetLocal Target = "local"
 	// TargetKubeconfig is any running cluster, by kubeconfig and context.
 	TargetKubeconfig Target = "kubeconfig"
+	// TargetKind is a kind cluster on the machine's container engine,
+	// created (and deleted by down) by the driver, with the project's image
+	// built and loaded into its nodes.
+	TargetKind Target = "kind"
+	// TargetGKE is a Google Kubernetes Engine cluster and node pool made by
+	// the program itself (Pulumi's gcp provider), sized from the apps.
+	TargetGKE Target = "gke"
 )
 
 // Targets lists the targets.
-var Targets = []Target{TargetLocal, TargetKubeconfig}
+var Targets = []Target{TargetLocal, TargetKubeconfig, TargetKind, TargetGKE}
 
 // PoolSize is the size of the generated pool apps are selected from.
 const PoolSize = 1000
@@ -47,12 +55,15 @@ type Config struct {
 	Options manifests.Options
 	// Credentials of the external services.
 	Credentials manifests.Credentials
+	// Kind sizes the kind target's cluster; GKE the gke target's.
+	Kind KindConfig
+	GKE  GKEConfig
 }
 
 // DefaultConfig is a local testbed of the whole pool.
 func DefaultConfig() Config {
 	o := manifests.DefaultOptions()
-	return Config{Target: TargetLocal, Apps: PoolSize, PoolSeed: 1, Options: o}
+	return Config{Target: TargetLocal, Apps: PoolSize, PoolSeed: 1, Options: o, Kind: DefaultKindConfig(), GKE: DefaultGKEConfig()}
 }
 
 // ForTarget turns off what the target cannot run: on the local control
@@ -74,8 +85,24 @@ func (c Config) Validate() error {
 		}
 		errs = append(errs, fmt.Errorf("target %q is not one of %s", c.Target, strings.Join(names, ", ")))
 	}
-	if c.Kubeconfig == "" {
-		errs = append(errs, fmt.Errorf("kubeconfig: the %s target needs the cluster's kubeconfig file", c.Target))
+	switch c.Target {
+	case TargetGKE:
+		if c.Kubeconfig != "" {
+			errs = append(errs, fmt.Errorf("kubeconfig %q: the gke target makes its own cluster (use the kubeconfig target for an existing one)", c.Kubeconfig))
+		}
+		errs = append(errs, c.GKE.validate())
+	default:
+		if c.Kubeconfig == "" {
+			errs = append(errs, fmt.Errorf("kubeconfig: the %s target needs the cluster's kubeconfig file", c.Target))
+		}
+	}
+	if c.Target == TargetKind {
+		errs = append(errs, c.Kind.validate())
+	}
+	switch m := c.Options.AppOptions.UpdateMode; m {
+	case "", v1alpha1.UpdateModeOff, v1alpha1.UpdateModeInitial, v1alpha1.UpdateModeRecreate, v1alpha1.UpdateModeInPlaceOrRecreate:
+	default:
+		errs = append(errs, fmt.Errorf("updateMode %q: not one of Off, Initial, Recreate, InPlaceOrRecreate", m))
 	}
 	if c.Apps < 0 || c.Apps > PoolSize {
 		errs = append(errs, fmt.Errorf("apps %d: must be between 0 and %d (the generated pool)", c.Apps, PoolSize))

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
@@ -42,6 +44,13 @@ type Driver struct {
 	Aware, Traces string
 	// Out receives the engine's progress (nil discards it).
 	Out io.Writer
+	// Source is the project's module the kind target builds its image from
+	// ("" is the module of the working directory); Binary, when set, is a
+	// static Linux aware binary to use instead.
+	Source, Binary string
+	// Kind is the kind target's access to kind (nil: kind's library on
+	// the machine's container engine).
+	Kind KindClusters
 }
 
 // DefaultStack is the stack name when Driver.Stack is empty.
@@ -93,6 +102,9 @@ func (d *Driver) stack(ctx context.Context) (auto.Stack, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return auto.Stack{}, fmt.Errorf("testbed: %w", err)
 		}
+	}
+	if err := removeStaleLocks(state, d.out()); err != nil {
+		return auto.Stack{}, err
 	}
 	if err := d.Tools.InstallPlugin(ctx, home, d.out()); err != nil {
 		return auto.Stack{}, err
@@ -185,12 +197,8 @@ func (d *Driver) Preview(ctx context.Context, cfg Config) (auto.PreviewResult, e
 // the supervisor of the processes that play the cluster's pods.
 func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.Endpoints, error) {
 	if cfg.Target == TargetLocal && cfg.Kubeconfig == "" {
-		// Everything but the kubeconfig, which the cluster started below
-		// provides.
-		probe := cfg.ForTarget()
-		probe.Kubeconfig = "-"
-		if err := probe.Validate(); err != nil {
-			return nil, nil, fmt.Errorf("testbed config: %w", err)
+		if err := validateBeforeCluster(cfg.ForTarget()); err != nil {
+			return nil, nil, err
 		}
 		kc, err := d.startLocal(ctx, cfg)
 		if err != nil {
@@ -198,12 +206,34 @@ func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.End
 		}
 		cfg.Kubeconfig = kc
 	}
+	if cfg.Target == TargetKind {
+		if err := validateBeforeCluster(cfg); err != nil {
+			return nil, nil, err
+		}
+		var err error
+		if cfg, err = d.startKind(ctx, cfg); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cfg.Target == TargetKubeconfig || cfg.Target == TargetKind {
+		var err error
+		if cfg, err = d.checkInPlace(ctx, cfg); err != nil {
+			return nil, nil, err
+		}
+	}
 	s, err := d.stack(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := d.configure(ctx, s, cfg); err != nil {
 		return nil, nil, err
+	}
+	if cfg.Target == TargetGKE {
+		// The gcp provider is not part of the project's toolchain: the
+		// engine installs the pinned version into the driver's home.
+		if err := s.Workspace().InstallPlugin(ctx, "gcp", "v"+GCPPluginVersion); err != nil {
+			return nil, nil, fmt.Errorf("testbed: the gke target needs Pulumi's gcp provider %s (pulumi plugin install resource gcp %s): %w", GCPPluginVersion, GCPPluginVersion, err)
+		}
 	}
 	res, err := s.Up(ctx, optup.ProgressStreams(d.out()), optup.Color("never"))
 	if err != nil {
@@ -219,6 +249,21 @@ func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.End
 	return res.Outputs, &ep, nil
 }
 
+// validateBeforeCluster validates cfg before the driver starts a cluster
+// for it: everything but the kubeconfig, which that cluster provides, and
+// the credentials, which the stack's configuration provides when cfg has
+// none.
+func validateBeforeCluster(cfg Config) error {
+	cfg.Kubeconfig = "-"
+	if cfg.Credentials == (manifests.Credentials{}) {
+		cfg.Credentials = manifests.Credentials{ObjectStoreAccessKey: "-", ObjectStoreSecretKey: "-", PostgresPassword: "-"}
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("testbed config: %w", err)
+	}
+	return nil
+}
+
 // Outputs returns the stack's outputs (empty before the first Up).
 func (d *Driver) Outputs(ctx context.Context) (auto.OutputMap, error) {
 	s, err := d.stack(ctx)
@@ -231,19 +276,30 @@ func (d *Driver) Outputs(ctx context.Context) (auto.OutputMap, error) {
 // Down deletes everything Up made, then the stack. On the local target it
 // stops the supervisor and the control plane, whose objects go with it, and
 // forgets the stack without deleting them one by one (a destroy of 1000
-// apps' 4000 objects took over 20 minutes), then removes their directories.
+// apps' 4000 objects took over 20 minutes), then removes their directories;
+// on the kind target it deletes the kind cluster; elsewhere (an existing
+// cluster, or gke, whose cluster is a resource of the stack) it destroys
+// the stack's resources.
 func (d *Driver) Down(ctx context.Context) error {
 	s, err := d.stack(ctx)
 	if err != nil {
 		return err
 	}
 	target, _ := s.GetConfig(ctx, Project+":"+KeyTarget)
-	if Target(target.Value) == TargetLocal {
+	switch Target(target.Value) {
+	case TargetLocal:
 		if err := d.stopLocal(ctx); err != nil {
 			return err
 		}
-	} else if _, err := s.Destroy(ctx, optdestroy.ProgressStreams(d.out()), optdestroy.Color("never")); err != nil {
-		return fmt.Errorf("testbed: pulumi destroy: %w", err)
+	case TargetKind:
+		// The cluster goes, and its objects with it.
+		if err := d.stopKind(); err != nil {
+			return err
+		}
+	default:
+		if _, err := s.Destroy(ctx, optdestroy.ProgressStreams(d.out()), optdestroy.Color("never")); err != nil {
+			return fmt.Errorf("testbed: pulumi destroy: %w", err)
+		}
 	}
 	if err := s.Workspace().RemoveStack(ctx, d.stackName(), optremove.Force()); err != nil {
 		return fmt.Errorf("testbed: removing stack %s: %w", d.stackName(), err)
@@ -270,4 +326,49 @@ func randomHex(n int) (string, error) {
 		return "", fmt.Errorf("testbed: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// removeStaleLocks removes the file backend's stack locks left by Pulumi
+// processes of this host that no longer run (an up killed mid-way), so
+// that the next up resumes instead of failing on the lock. Locks of live
+// processes, or of other hosts, are left to the engine, which names them.
+func removeStaleLocks(state string, out io.Writer) error {
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("testbed: %w", err)
+	}
+	dir := filepath.Join(state, ".pulumi", "locks")
+	err = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || filepath.Ext(path) != ".json" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var lock struct {
+			Pid      int       `json:"pid"`
+			Hostname string    `json:"hostname"`
+			Time     time.Time `json:"timestamp"`
+		}
+		if json.Unmarshal(b, &lock) != nil || lock.Hostname != host || lock.Pid <= 0 || processAlive(lock.Pid) {
+			return nil
+		}
+		fmt.Fprintf(out, "removing the stack lock of pid %d (%s), which no longer runs: resuming its update\n", lock.Pid, lock.Time.Format(time.RFC3339))
+		// The backend's blob store keeps the file's attributes beside it.
+		if err := os.Remove(path + ".attrs"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return os.Remove(path)
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("testbed: stack locks: %w", err)
+	}
+	return nil
+}
+
+// processAlive reports whether pid is a running process of this host.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

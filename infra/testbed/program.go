@@ -9,6 +9,7 @@ import (
 
 // Testbed is what Deploy registered.
 type Testbed struct {
+	GKE              *GKECluster // the gke target's cluster, else nil
 	Provider         *kubernetes.Provider
 	Namespaces       *Namespaces
 	MPA              *MPA
@@ -31,6 +32,8 @@ const (
 	OutputInfluxDB      = "influxdb"
 	OutputLoadJobs      = "loadJobs"
 	OutputGrafana       = "grafana"
+	OutputKubeconfig    = "kubeconfig" // gke: the cluster's (a secret)
+	OutputNodes         = "nodes"      // gke: the node pool's size
 )
 
 // Program is Deploy as a Pulumi program.
@@ -53,6 +56,7 @@ func Deploy(ctx *pulumi.Context, cfg Config) (*Testbed, error) {
 	if err != nil {
 		return nil, err
 	}
+	tb := &Testbed{}
 	pargs := &kubernetes.ProviderArgs{
 		Kubeconfig:            pulumi.StringPtr(cfg.Kubeconfig),
 		EnableServerSideApply: pulumi.BoolPtr(true),
@@ -60,8 +64,21 @@ func Deploy(ctx *pulumi.Context, cfg Config) (*Testbed, error) {
 	if cfg.Context != "" {
 		pargs.Context = pulumi.StringPtr(cfg.Context)
 	}
-	tb := &Testbed{}
-	if tb.Provider, err = kubernetes.NewProvider(ctx, "cluster", pargs); err != nil {
+	var popts []pulumi.ResourceOption
+	if cfg.Target == TargetGKE {
+		sets, err := manifests.Build(o, cfg.Credentials)
+		if err != nil {
+			return nil, err
+		}
+		if tb.GKE, err = NewGKECluster(ctx, "aware-"+ctx.Stack(), cfg.GKE, sets); err != nil {
+			return nil, err
+		}
+		pargs.Kubeconfig = tb.GKE.Kubeconfig.ToStringPtrOutput()
+		popts = append(popts, pulumi.DependsOn([]pulumi.Resource{tb.GKE.NodePool}))
+		ctx.Export(OutputKubeconfig, tb.GKE.Kubeconfig)
+		ctx.Export(OutputNodes, tb.GKE.Nodes)
+	}
+	if tb.Provider, err = kubernetes.NewProvider(ctx, "cluster", pargs, popts...); err != nil {
 		return nil, err
 	}
 	args := func(deps ...pulumi.Resource) *Args { return &Args{Options: o, DependsOn: deps} }
@@ -97,7 +114,7 @@ func Deploy(ctx *pulumi.Context, cfg Config) (*Testbed, error) {
 		return nil, err
 	}
 	if o.Components.Load {
-		if tb.Load, err = NewLoad(ctx, manifests.ComponentLoad, args(tb.Apps), p); err != nil {
+		if tb.Load, err = NewLoad(ctx, manifests.ComponentLoad, &LoadArgs{Args: *args(tb.Namespaces), Apps: tb.Apps}, p); err != nil {
 			return nil, err
 		}
 		ctx.Export(OutputLoadJobs, tb.Load.Jobs)

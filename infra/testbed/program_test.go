@@ -20,6 +20,7 @@ type registered struct {
 	inputs           resource.PropertyMap
 	deps             []string
 	provider         string
+	version          string
 }
 
 // mocks records every resource; objects get their inputs as outputs.
@@ -34,10 +35,18 @@ func (m *mocks) NewResource(a pulumi.MockResourceArgs) (string, resource.Propert
 	r := registered{token: a.TypeToken, name: a.Name, inputs: a.Inputs, provider: a.Provider}
 	if a.RegisterRPC != nil {
 		r.deps = a.RegisterRPC.GetDependencies()
+		r.version = a.RegisterRPC.GetVersion()
 		r.urn = a.RegisterRPC.GetType() + "::" + a.Name
 	}
 	m.res = append(m.res, r)
-	return a.Name + "-id", a.Inputs, nil
+	out := a.Inputs
+	if a.TypeToken == testbed.TokenGKECluster {
+		out = a.Inputs.Copy()
+		out["name"] = resource.NewStringProperty(a.Name)
+		out["endpoint"] = resource.NewStringProperty("34.1.2.3")
+		out["masterAuth"] = resource.NewObjectProperty(resource.PropertyMap{"clusterCaCertificate": resource.NewStringProperty("Q0EK")})
+	}
+	return a.Name + "-id", out, nil
 }
 
 func (m *mocks) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) {
@@ -128,8 +137,15 @@ func TestDeployKubeconfigTarget(t *testing.T) {
 	assert.Contains(t, deps, "CustomResourceDefinition::multidimpodautoscalers.autoscaling.aware.dev")
 	assert.Contains(t, deps, "Deployment::aware-system/aware-controller")
 	assert.Contains(t, deps, "Secret::aware-apps/aware-database")
-	job := m.byToken("kubernetes:batch/v1:Job")[0]
-	assert.Contains(t, strings.Join(job.deps, "\n"), "MultidimPodAutoscaler::aware-apps/")
+	job, ok := m.find("kubernetes:batch/v1:Job", "aware-apps/load-app-0003")
+	require.True(t, ok)
+	for _, kind := range []string{"Deployment", "Service", "MultidimPodAutoscaler"} {
+		assert.Contains(t, job.deps, "urn:pulumi:test::aware-testbed::aware:testbed:Apps$kubernetes:"+map[string]string{
+			"Deployment": "apps/v1", "Service": "core/v1", "MultidimPodAutoscaler": "autoscaling.aware.dev/v1alpha1"}[kind]+":"+kind+"::aware-apps/app-0003")
+	}
+	for _, d := range job.deps {
+		assert.NotContains(t, d, "app-0004", "a load Job waits for its own app only")
+	}
 
 	// The provider waits for the shared components, not for the apps and
 	// their load.
@@ -144,6 +160,9 @@ func TestDeployKubeconfigTarget(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "true", skip(app))
 	assert.Equal(t, "true", skip(job))
+	svc, ok := m.find("kubernetes:core/v1:Service", "aware-apps/app-0001")
+	require.True(t, ok)
+	assert.Equal(t, "true", skip(svc), "an app's Service does not wait for pods")
 
 	// The controller's arguments and RBAC.
 	ctrl, ok := m.find("kubernetes:apps/v1:Deployment", "aware-system/aware-controller")
@@ -199,9 +218,143 @@ func TestDeployRefusesBadConfig(t *testing.T) {
 		return err
 	}, pulumi.WithMocks("aware-testbed", "test", &mocks{}))
 	require.Error(t, err)
-	for _, want := range []string{`target "aws" is not one of local, kubeconfig`, "kubeconfig: the aws target needs", "apps 5000", "postgresPassword is empty"} {
+	for _, want := range []string{`target "aws" is not one of local, kubeconfig, kind, gke`, "kubeconfig: the aws target needs", "apps 5000", "postgresPassword is empty"} {
 		assert.Contains(t, err.Error(), want)
 	}
+}
+
+func TestTargetConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*testbed.Config)
+		want []string
+	}{
+		{"gke with a kubeconfig", func(c *testbed.Config) { c.Target = testbed.TargetGKE }, []string{`kubeconfig "/tmp/kubeconfig": the gke target makes its own cluster`}},
+		{"gke fields", func(c *testbed.Config) {
+			c.Target, c.Kubeconfig = testbed.TargetGKE, ""
+			c.GKE = testbed.GKEConfig{MachineType: "m1-huge", Nodes: -1, DiskGB: 10}
+		}, []string{"gke.location: empty", `gke.machineType "m1-huge": not one of e2-standard-4`, "gke.nodes -1", "gke.diskGB 10"}},
+		{"kind fields", func(c *testbed.Config) {
+			c.Target = testbed.TargetKind
+			c.Kind = testbed.KindConfig{Workers: 17}
+		}, []string{"kind.nodeImage: empty", "kind.workers 17"}},
+		{"update mode", func(c *testbed.Config) { c.Options.AppOptions.UpdateMode = "Sometimes" }, []string{`updateMode "Sometimes": not one of Off, Initial, Recreate, InPlaceOrRecreate`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(testbed.TargetKubeconfig, 5)
+			tc.edit(&cfg)
+			err := cfg.Validate()
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+	for _, target := range []testbed.Target{testbed.TargetKind, testbed.TargetKubeconfig, testbed.TargetLocal} {
+		require.NoError(t, config(target, 5).Validate(), target)
+	}
+	gke := config(testbed.TargetGKE, 5)
+	gke.Kubeconfig = ""
+	require.NoError(t, gke.Validate())
+}
+
+func TestDeployKindTarget(t *testing.T) {
+	cfg := config(testbed.TargetKind, 5)
+	const ref = "ghcr.io/aware-autoscaler/aware:0123456789ab"
+	cfg.Options.Images.Aware = ref
+	m, out := run(t, cfg)
+	assert.Equal(t, 5, out["apps"])
+	count := map[string]int{}
+	for _, r := range m.res {
+		count[r.token]++
+	}
+	assert.Equal(t, 5+6, count["kubernetes:apps/v1:Deployment"], "a kind cluster runs every component as pods")
+	assert.Equal(t, 5, count["kubernetes:batch/v1:Job"])
+	assert.Zero(t, count[testbed.TokenGKECluster])
+	image := func(r registered) string {
+		return r.inputs["spec"].ObjectValue()["template"].ObjectValue()["spec"].ObjectValue()["containers"].ArrayValue()[0].ObjectValue()["image"].StringValue()
+	}
+	for _, name := range []string{"aware-apps/app-0001", "aware-system/aware-controller", "aware-system/aware-agents"} {
+		d, ok := m.find("kubernetes:apps/v1:Deployment", name)
+		require.True(t, ok, name)
+		assert.Equal(t, ref, image(d), "%s runs the image loaded into the nodes", name)
+	}
+	assert.Equal(t, ref, image(m.byToken("kubernetes:batch/v1:Job")[0]))
+}
+
+func TestDeployGKETarget(t *testing.T) {
+	cfg := config(testbed.TargetGKE, 20)
+	cfg.Kubeconfig = ""
+	m, _ := run(t, cfg)
+	clusters, pools := m.byToken(testbed.TokenGKECluster), m.byToken(testbed.TokenGKENodePool)
+	require.Len(t, clusters, 1)
+	require.Len(t, pools, 1)
+	c, p := clusters[0], pools[0]
+	assert.Equal(t, "aware-test", c.name)
+	assert.Equal(t, testbed.GCPPluginVersion, c.version, "the gcp provider's version is pinned")
+	assert.Equal(t, testbed.GCPPluginVersion, p.version)
+	assert.Equal(t, "us-central1-a", c.inputs["location"].StringValue())
+	assert.True(t, c.inputs["removeDefaultNodePool"].BoolValue())
+	assert.False(t, c.inputs["deletionProtection"].BoolValue(), "down must be able to delete it")
+
+	o, err := cfg.Resolve()
+	require.NoError(t, err)
+	sets, err := manifests.Build(o, cfg.Credentials)
+	require.NoError(t, err)
+	nodes := testbed.GKENodes(cfg.GKE, sets)
+	assert.Equal(t, float64(nodes), p.inputs["nodeCount"].NumberValue())
+	assert.Equal(t, "e2-standard-8", p.inputs["nodeConfig"].ObjectValue()["machineType"].StringValue())
+	assert.Contains(t, strings.Join(p.deps, "\n"), "gcp:container/cluster:Cluster::aware-test", "the pool waits for its cluster")
+
+	prov, ok := m.find("pulumi:providers:kubernetes", "cluster")
+	require.True(t, ok)
+	assert.Contains(t, strings.Join(prov.deps, "\n"), "gcp:container/nodePool:NodePool::aware-test", "objects go to the cluster once it has nodes")
+	kc := prov.inputs["kubeconfig"]
+	require.True(t, kc.IsSecret(), "the kubeconfig is a secret")
+	text := kc.SecretValue().Element.StringValue()
+	assert.Contains(t, text, "server: https://34.1.2.3")
+	assert.Contains(t, text, "certificate-authority-data: Q0EK")
+	assert.Contains(t, text, "command: gke-gcloud-auth-plugin")
+
+	count := map[string]int{}
+	for _, r := range m.res {
+		count[r.token]++
+	}
+	assert.Equal(t, 20+6, count["kubernetes:apps/v1:Deployment"])
+	assert.Equal(t, 20, count["kubernetes:autoscaling.aware.dev/v1alpha1:MultidimPodAutoscaler"])
+}
+
+func TestGKESizingAndCost(t *testing.T) {
+	cpu, mem := testbed.Allocatable(testbed.MachineTypes[1])
+	assert.InDelta(t, 7.91, cpu, 0.001, "e2-standard-8: 8 vCPU less 90m")
+	assert.InDelta(t, 32-3.56-100.0/1024, mem, 0.001, "32 GiB less 3.56 GiB and the eviction threshold")
+
+	cfg := config(testbed.TargetGKE, 20)
+	cfg.Kubeconfig = ""
+	o, err := cfg.Resolve()
+	require.NoError(t, err)
+	sets, err := manifests.Build(o, cfg.Credentials)
+	require.NoError(t, err)
+	dcpu, dmem, pods := testbed.Demand(sets)
+	require.Positive(t, dcpu)
+	require.Positive(t, dmem)
+	require.Greater(t, pods, 20)
+	n := testbed.GKENodes(cfg.GKE, sets)
+	assert.GreaterOrEqual(t, float64(n)*cpu, 2*dcpu, "twice the CPU requests fit")
+	assert.GreaterOrEqual(t, float64(n)*mem, 2*dmem, "twice the memory requests fit")
+	assert.Less(t, float64(n-1)*cpu, 2*dcpu+cpu*3, "not oversized")
+
+	cost := testbed.GKECost(cfg.GKE, sets)
+	assert.Equal(t, n, cost.Nodes)
+	assert.InDelta(t, float64(n)*0.268+float64(n)*100*0.10/730+0.10, cost.Total(), 1e-9)
+
+	regional := cfg.GKE
+	regional.Location = "us-central1"
+	assert.Equal(t, 3*testbed.GKENodes(regional, sets), testbed.GKECost(regional, sets).Nodes, "a regional pool's count is per zone")
+	fixed := cfg.GKE
+	fixed.Nodes = 4
+	assert.Equal(t, 4, testbed.GKENodes(fixed, sets))
 }
 
 func TestSelectApps(t *testing.T) {

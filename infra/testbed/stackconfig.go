@@ -11,6 +11,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 )
 
 // Project is the Pulumi project name; stack configuration keys are
@@ -19,7 +21,7 @@ const Project = "aware-testbed"
 
 // Configuration keys of a stack (Pulumi.<stack>.yaml, `pulumi config set`).
 const (
-	KeyTarget        = "target"        // local | kubeconfig
+	KeyTarget        = "target"        // local | kubeconfig | kind | gke
 	KeyKubeconfig    = "kubeconfig"    // path of the cluster's kubeconfig
 	KeyContext       = "context"       // its context ("" is the current one)
 	KeyApps          = "apps"          // applications of the pool (default 1000)
@@ -36,6 +38,9 @@ const (
 	KeyStorageClass  = "storageClass"  // of the databases' volumes ("" is the default class)
 	KeyInfluxStorage = "influxStorage" // InfluxDB's volume (default 10Gi)
 	KeyCredentials   = "credentials"   // secret object: objectStoreAccessKey, objectStoreSecretKey, postgresPassword
+	KeyUpdateMode    = "updateMode"    // the apps' MPAs: InPlaceOrRecreate (default), Recreate, Initial, Off
+	KeyKind          = "kind"          // object: nodeImage, workers
+	KeyGKE           = "gke"           // object: project, location, machineType, nodes, diskGB
 )
 
 // StackProgram is the testbed program of both `aware testbed` (Automation
@@ -117,7 +122,7 @@ func ConfigFromStack(ctx *pulumi.Context) (Config, error) {
 	for _, obj := range []struct {
 		key string
 		to  any
-	}{{KeyComponents, &o.Components}, {KeyImages, &o.Images}, {KeyCredentials, &cfg.Credentials}} {
+	}{{KeyComponents, &o.Components}, {KeyImages, &o.Images}, {KeyCredentials, &cfg.Credentials}, {KeyKind, &cfg.Kind}, {KeyGKE, &cfg.GKE}} {
 		if v := c.Get(obj.key); v != "" {
 			if err := strictJSON(v, obj.to); err != nil {
 				return cfg, errf(obj.key, err)
@@ -125,6 +130,9 @@ func ConfigFromStack(ctx *pulumi.Context) (Config, error) {
 		}
 	}
 	o.StorageClass = c.Get(KeyStorageClass)
+	if v := c.Get(KeyUpdateMode); v != "" {
+		o.AppOptions.UpdateMode = v1alpha1.UpdateMode(v)
+	}
 	if v := c.Get(KeyInfluxStorage); v != "" {
 		q, err := resource.ParseQuantity(v)
 		if err != nil {
@@ -155,7 +163,8 @@ func (cfg Config) StackConfig() (auto.ConfigMap, error) {
 	set(KeyWebhook, strconv.FormatBool(o.Webhook))
 	set(KeyStorageClass, o.StorageClass)
 	set(KeyInfluxStorage, o.InfluxStorage.String())
-	for key, v := range map[string]any{KeyComponents: o.Components, KeyImages: o.Images, KeyCredentials: cfg.Credentials} {
+	set(KeyUpdateMode, string(o.AppOptions.UpdateMode))
+	for key, v := range map[string]any{KeyComponents: o.Components, KeyImages: o.Images, KeyCredentials: cfg.Credentials, KeyKind: cfg.Kind, KeyGKE: cfg.GKE} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, err

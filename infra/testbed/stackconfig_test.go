@@ -31,6 +31,9 @@ func TestStackConfigRoundTrip(t *testing.T) {
 	cfg.Options.Agents, cfg.Options.Trace = false, "poisson"
 	cfg.Options.Components.Load = false
 	cfg.Options.Images.Aware = "registry.local/aware@sha256:0123"
+	cfg.Options.AppOptions.UpdateMode = "Recreate"
+	cfg.Kind = testbed.KindConfig{NodeImage: "kindest/node:v1.35.0", Workers: 3}
+	cfg.GKE = testbed.GKEConfig{Project: "p", Location: "europe-west1", MachineType: "n2-standard-16", Nodes: 7, DiskGB: 50}
 	sc, err := cfg.StackConfig()
 	require.NoError(t, err)
 	m := map[string]string{}
@@ -47,7 +50,7 @@ func TestStackConfigRoundTrip(t *testing.T) {
 }
 
 func TestStackConfigErrors(t *testing.T) {
-	for key, v := range map[string]string{"apps": "many", "loadDuration": "1 day", "components": `{"grafana":true}`, "agents": "yes please"} {
+	for key, v := range map[string]string{"apps": "many", "loadDuration": "1 day", "components": `{"grafana":true}`, "agents": "yes please", "kind": `{"workers":"two"}`, "gke": `{"zone":"x"}`} {
 		err := withStackConfig(t, map[string]string{"aware-testbed:" + key: v}, func(ctx *pulumi.Context) error {
 			_, err := testbed.ConfigFromStack(ctx)
 			return err

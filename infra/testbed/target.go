@@ -8,9 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -120,6 +123,13 @@ func (d *Driver) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return st, fmt.Errorf("testbed: the stack's kubeconfig: %w", err)
 	}
+	if out, ok := st.Outputs[OutputKubeconfig].Value.(string); ok && kc.Value == "" {
+		// gke: the cluster's kubeconfig is an output of the stack.
+		kc.Value = filepath.Join(d.Dir, "gke-kubeconfig")
+		if err := os.WriteFile(kc.Value, []byte(out), 0o600); err != nil {
+			return st, fmt.Errorf("testbed: %w", err)
+		}
+	}
 	ctxName, _ := s.GetConfig(ctx, Project+":"+KeyContext)
 	ns, _ := st.Outputs[OutputAppsNamespace].Value.(string)
 	st.MPAs, st.Stages, err = countStages(ctx, kc.Value, ctxName.Value, ns)
@@ -127,10 +137,9 @@ func (d *Driver) Status(ctx context.Context) (Status, error) {
 }
 
 func countStages(ctx context.Context, kubeconfig, kctx, ns string) (int, map[string]int, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kctx}).ClientConfig()
+	rc, err := restConfig(kubeconfig, kctx)
 	if err != nil {
-		return 0, nil, fmt.Errorf("testbed: kubeconfig %s: %w", kubeconfig, err)
+		return 0, nil, err
 	}
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
@@ -181,4 +190,56 @@ func (c Config) resolveApps() ([]generator.App, error) {
 		return nil, fmt.Errorf("testbed: generating the pool: %w", err)
 	}
 	return generator.Select(pool, c.Apps, c.SelectSeed), nil
+}
+
+func restConfig(kubeconfig, kctx string) (*rest.Config, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kctx}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("testbed: kubeconfig %s: %w", kubeconfig, err)
+	}
+	return rc, nil
+}
+
+// InPlaceMinor is the first Kubernetes minor version whose API servers and
+// kubelets resize pods in place by default (InPlacePodVerticalScaling
+// beta in 1.33, GA in 1.35).
+const InPlaceMinor = 33
+
+// checkInPlace asks the cluster its version: before InPlaceMinor the
+// apps' MPAs that would resize in place are set to Recreate instead, with
+// a warning (the controller would otherwise try, be refused and fall back
+// on every step).
+func (d *Driver) checkInPlace(ctx context.Context, cfg Config) (Config, error) {
+	if cfg.Options.AppOptions.UpdateMode != "" && cfg.Options.AppOptions.UpdateMode != v1alpha1.UpdateModeInPlaceOrRecreate {
+		return cfg, nil
+	}
+	rc, err := restConfig(cfg.Kubeconfig, cfg.Context)
+	if err != nil {
+		return cfg, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return cfg, fmt.Errorf("testbed: %w", err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return cfg, fmt.Errorf("testbed: the cluster's version (is it reachable?): %w", err)
+	}
+	if minor, ok := serverMinor(v.Major, v.Minor); ok && minor < InPlaceMinor {
+		fmt.Fprintf(d.out(), "warning: the cluster runs Kubernetes %s.%s, which does not resize pods in place (1.%d and later do): the apps' MPAs use updateMode Recreate\n",
+			v.Major, v.Minor, InPlaceMinor)
+		cfg.Options.AppOptions.UpdateMode = v1alpha1.UpdateModeRecreate
+	}
+	return cfg, nil
+}
+
+// serverMinor is the minor version of a Kubernetes 1.x server ("30+" on
+// some clouds is 30).
+func serverMinor(major, minor string) (int, bool) {
+	if major != "1" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimRight(minor, "+"))
+	return n, err == nil
 }

@@ -35,7 +35,7 @@ func Load(o Options) []client.Object {
 	for _, a := range o.Apps {
 		name := "load-" + a.Name()
 		m := objectMeta(name, o.AppsNamespace, ComponentLoad)
-		m.Labels["aware.dev/app"] = a.Name()
+		m.Labels[AppLabel] = a.Name()
 		args := []string{"loadgen",
 			fmt.Sprintf("--target=http://%s.%s/invoke", a.Name(), o.AppsNamespace),
 			"--trace=" + o.Trace,

@@ -23,6 +23,9 @@ const (
 	ComponentDashboards       = "dashboards"
 )
 
+// AppLabel names the app a load generator Job is for.
+const AppLabel = "aware.dev/app"
+
 // Names of the shared services, in Options.Namespace.
 const (
 	ControllerName       = "aware-controller"
