@@ -11,7 +11,6 @@ import (
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/testbed"
 	"github.com/aware-autoscaler/aware/infra/testbed/image"
-	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
 )
 
 // newCostCmd prints what the gke target's cluster costs per hour.
@@ -24,16 +23,7 @@ func newCostCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := fl.config()
 			cfg.Target, cfg.Kubeconfig = testbed.TargetGKE, ""
-			c, err := testbed.NewCredentials()
-			if err != nil {
-				return err
-			}
-			cfg.Credentials = c
-			o, err := cfg.Resolve()
-			if err != nil {
-				return err
-			}
-			sets, err := manifests.Build(o, cfg.Credentials)
+			sets, err := objects(cfg)
 			if err != nil {
 				return err
 			}

@@ -241,18 +241,7 @@ func newRenderCmd() *cobra.Command {
 			if cfg.Kubeconfig == "" {
 				cfg.Kubeconfig = "-" // not used to render
 			}
-			if cfg.Options.Components.ExternalServices {
-				c, err := testbed.NewCredentials()
-				if err != nil {
-					return err
-				}
-				cfg.Credentials = c
-			}
-			o, err := cfg.Resolve()
-			if err != nil {
-				return err
-			}
-			sets, err := manifests.Build(o, cfg.Credentials)
+			sets, err := objects(cfg)
 			if err != nil {
 				return err
 			}
@@ -261,6 +250,23 @@ func newRenderCmd() *cobra.Command {
 	}
 	fl.register(cmd.Flags(), true)
 	return cmd
+}
+
+// objects are the objects cfg deploys, with fresh credentials for the
+// external services (a stack keeps its own).
+func objects(cfg testbed.Config) ([]manifests.Set, error) {
+	if cfg.Options.Components.ExternalServices {
+		c, err := testbed.NewCredentials()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Credentials = c
+	}
+	o, err := cfg.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	return manifests.Build(o, cfg.Credentials)
 }
 
 // awareBinary is the aware binary the local target's supervisor runs:

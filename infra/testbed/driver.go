@@ -215,6 +215,14 @@ func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.End
 			return nil, nil, err
 		}
 	}
+	if cfg.Target == TargetGKE {
+		if err := validateBeforeCluster(cfg); err != nil {
+			return nil, nil, err
+		}
+		if err := gkePreflight(ctx, d.out()); err != nil {
+			return nil, nil, err
+		}
+	}
 	if cfg.Target == TargetKubeconfig || cfg.Target == TargetKind {
 		var err error
 		if cfg, err = d.checkInPlace(ctx, cfg); err != nil {
@@ -250,11 +258,14 @@ func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.End
 }
 
 // validateBeforeCluster validates cfg before the driver starts a cluster
-// for it: everything but the kubeconfig, which that cluster provides, and
+// for it (or, for gke, the stack makes one): everything but the
+// kubeconfig, which that cluster provides, and
 // the credentials, which the stack's configuration provides when cfg has
 // none.
 func validateBeforeCluster(cfg Config) error {
-	cfg.Kubeconfig = "-"
+	if cfg.Target != TargetGKE {
+		cfg.Kubeconfig = "-"
+	}
 	if cfg.Credentials == (manifests.Credentials{}) {
 		cfg.Credentials = manifests.Credentials{ObjectStoreAccessKey: "-", ObjectStoreSecretKey: "-", PostgresPassword: "-"}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -210,4 +211,38 @@ func TestValidateBeforeCluster(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "kind.workers -1")
 	assert.Contains(t, err.Error(), "apps 2000")
+}
+
+func TestGCPCredentials(t *testing.T) {
+	noDNS := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS here")
+	}}
+	home := t.TempDir()
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	ctx := context.Background()
+
+	_, err := gcpCredentials(ctx, getenv, home, noDNS)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "gcloud auth application-default login")
+
+	adc := filepath.Join(home, ".config", "gcloud", "application_default_credentials.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(adc), 0o700))
+	require.NoError(t, os.WriteFile(adc, []byte("{}"), 0o600))
+	from, err := gcpCredentials(ctx, getenv, home, noDNS)
+	require.NoError(t, err)
+	assert.Equal(t, adc, from)
+
+	env["GOOGLE_APPLICATION_CREDENTIALS"] = filepath.Join(home, "missing.json")
+	_, err = gcpCredentials(ctx, getenv, home, noDNS)
+	assert.ErrorContains(t, err, "GOOGLE_APPLICATION_CREDENTIALS names "+env["GOOGLE_APPLICATION_CREDENTIALS"])
+
+	env["GOOGLE_CREDENTIALS"] = `{"type":"service_account"}`
+	from, err = gcpCredentials(ctx, getenv, home, noDNS)
+	require.NoError(t, err)
+	assert.Equal(t, "$GOOGLE_CREDENTIALS", from)
+
+	cfg := DefaultConfig()
+	cfg.Target = TargetGKE
+	require.NoError(t, validateBeforeCluster(cfg), "gke: no kubeconfig, credentials from the stack")
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(t.Context())
+	return out.String(), err
+}
+
+// The figures README quotes ("Run the testbed on kind / on a cloud").
+func TestCostPrintsREADMEFigures(t *testing.T) {
+	out, err := run(t, "cost", "--apps", "20")
+	require.NoError(t, err)
+	assert.Contains(t, out, "pods at start    59 (requests 33.1 CPU, 14.4 GiB)")
+	assert.Contains(t, out, "nodes            9 × e2-standard-8 in us-central1-a")
+	assert.Contains(t, out, "total $/h        2.64 (63 per day)")
+
+	out, err = run(t, "cost")
+	require.NoError(t, err)
+	assert.Contains(t, out, "pods at start    2498 (requests 1350.9 CPU, 380.1 GiB)")
+	assert.Contains(t, out, "nodes            342 × e2-standard-8")
+	assert.Contains(t, out, "total $/h        96.44 (2315 per day)")
+
+	out, err = run(t, "cost", "--apps", "20", "--gke-machine-type", "e2-standard-16")
+	require.NoError(t, err)
+	assert.Contains(t, out, "× e2-standard-16")
+
+	_, err = run(t, "cost", "--gke-machine-type", "m1-huge")
+	assert.ErrorContains(t, err, `gke.machineType "m1-huge"`)
+}
+
+func TestRenderWritesObjects(t *testing.T) {
+	out, err := run(t, "render", "--target", "kubeconfig", "--apps", "2")
+	require.NoError(t, err)
+	assert.Contains(t, out, "kind: MultidimPodAutoscaler")
+	assert.Contains(t, out, "name: app-0002")
+}
