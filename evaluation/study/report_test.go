@@ -1,0 +1,77 @@
+package study
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "go test -update writes it")
+	assert.Equal(t, string(want), got)
+}
+
+func TestReportRendering(t *testing.T) {
+	var b strings.Builder
+	tbl := Table{
+		Title:   "Adaptation: episodes to converge",
+		Columns: []string{"arm", "episodes (95 % CI)", "CPU-s training"},
+		Rows: [][]string{
+			{"AWARE", Estimate{Value: 12.4, Lo: 9.8, Hi: 15.1, N: 40}.String(), "310"},
+			{"TL", Estimate{Value: 61.5, Lo: 52, Hi: 70.25, N: 40}.String(), "1.54e+03"},
+			{"rule-based (HPA+VPA, tuned)", "–", "0"},
+			{"a|b"},
+		},
+		Notes: []string{"Converged: the reward's moving mean over 10 episodes within 2 % of the converged policy's."},
+	}
+	require.NoError(t, tbl.Markdown(&b))
+	hs := []Headline{
+		{Study: "adaptation", Figure: "episodes to converge, TL / AWARE", Ours: Estimate{Value: 4.96, Lo: 3.9, Hi: 6.2, N: 40}, Paper: 5.5},
+		{Study: "serving", Figure: "SLO violations, no retraining / AWARE", Ours: Estimate{Value: 1.2, Lo: 0.8, Hi: 1.7, N: 21}, Paper: 2.1},
+		{Study: "bootstrapping", Figure: "SLO violations, rule-based / AWARE", Ours: Estimate{Value: 0.7, Lo: 0.5, Hi: 0.9, N: 10}, Paper: 1.4},
+		{Study: "characterisation", Figure: "episodes to re-converge", Ours: Estimate{}},
+	}
+	require.NoError(t, HeadlineTable(hs).Markdown(&b))
+	golden(t, "report.golden.md", b.String())
+
+	assert.Equal(t, "same direction", hs[0].Verdict())
+	assert.Equal(t, "inconclusive (interval holds 1)", hs[1].Verdict())
+	assert.Equal(t, "reversed", hs[2].Verdict())
+	assert.Equal(t, "same direction", Headline{Ours: Estimate{Value: 0.5, Lo: 0.4, Hi: 0.6, N: 3}, Paper: 0.3}.Verdict(), "a ratio the paper puts below 1")
+
+	err := Table{Title: "x", Columns: []string{"a"}, Rows: [][]string{{"1", "2"}}}.Markdown(&b)
+	assert.ErrorContains(t, err, `table "x": a row of 2 cells under 1 columns`)
+}
+
+func TestResultsJSON(t *testing.T) {
+	p := plan()[:2]
+	path := filepath.Join(t.TempDir(), "results.json")
+	meta := Meta{Study: "adaptation", Mode: "quick", Commit: Commit(), Seeds: []uint64{1, 2}, Traces: []string{"synthetic"},
+		Command: "aware study adaptation --quick", Started: time.Unix(0, 0).UTC(), Finished: time.Unix(60, 0).UTC()}
+	require.NoError(t, WriteResults(path, meta, p, []result{{Episodes: 3}, {Episodes: 5}}))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var got Results[result]
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.Equal(t, meta, got.Meta)
+	require.Len(t, got.Cells, 2)
+	assert.Equal(t, p[1], got.Cells[1].Cell)
+	assert.Equal(t, 5, got.Cells[1].Result.Episodes)
+	assert.NotEqual(t, "unknown", meta.Commit, "tests run in the checkout")
+	assert.ErrorContains(t, WriteResults(path, meta, p, []result{{}}), "1 results for 2 cells")
+}
