@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"strings"
 )
 
 // Component names: the Pulumi program's component resources and the
@@ -66,11 +67,25 @@ func typeMeta(apiVersion, kind string) metav1.TypeMeta {
 
 func objectMeta(name, namespace, component string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
-		"app.kubernetes.io/name":       name,
+		"app.kubernetes.io/name":       labelValue(name),
 		"app.kubernetes.io/part-of":    "aware-testbed",
 		"app.kubernetes.io/component":  component,
 		"app.kubernetes.io/managed-by": "aware-testbed",
 	}}
+}
+
+// labelValue is name as a label value: characters a label may not hold
+// (an RBAC name's ':') become '-', at most 63 characters, starting and
+// ending with a letter or digit.
+func labelValue(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	notAlnum := func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') }
+	return strings.TrimFunc(string(b[:min(len(b), 63)]), notAlnum)
 }
 
 func selector(name string) map[string]string {
