@@ -419,6 +419,19 @@ func sortedCounts(m map[string]int) []Count {
 	return out
 }
 
+// GenerateSelected generates the default pool (DefaultOptions) of seed
+// poolSeed and returns Select(pool, n, selectSeed): the apps a testbed of
+// n apps runs, the same in the Pulumi program and in the local twin.
+func GenerateSelected(prof *calibration.Profile, poolSeed int64, n int, selectSeed uint64) ([]App, error) {
+	opts := DefaultOptions()
+	opts.Seed = poolSeed
+	pool, err := Generate(opts, prof)
+	if err != nil {
+		return nil, fmt.Errorf("generator: the pool of seed %d: %w", poolSeed, err)
+	}
+	return Select(pool, n, selectSeed), nil
+}
+
 // Select returns n apps of pool: the first n when seed is 0 (what the
 // simulator, the twin and the benchmarks take), otherwise n chosen at
 // random by seed, in the pool's order. All of the pool when n ≥ its size.

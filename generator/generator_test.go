@@ -476,3 +476,16 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
+
+func TestGenerateSelected(t *testing.T) {
+	prof := testProfile(t)
+	opts := DefaultOptions()
+	opts.Seed = 3
+	pool, err := Generate(opts, prof)
+	require.NoError(t, err)
+	for _, sel := range []uint64{0, 5} {
+		got, err := GenerateSelected(prof, 3, 7, sel)
+		require.NoError(t, err)
+		assert.Equal(t, Select(pool, 7, sel), got, "select seed %d", sel)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/testbed"
 	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
 )
@@ -355,6 +356,10 @@ func TestGKESizingAndCost(t *testing.T) {
 	fixed := cfg.GKE
 	fixed.Nodes = 4
 	assert.Equal(t, 4, testbed.GKENodes(fixed, sets))
+}
+
+func TestPoolSizeIsTheGeneratorsPool(t *testing.T) {
+	assert.Equal(t, generator.DefaultOptions().Apps, testbed.PoolSize)
 }
 
 func TestSelectApps(t *testing.T) {

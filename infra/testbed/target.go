@@ -183,13 +183,11 @@ func (c Config) resolveApps() ([]generator.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	gen := generator.DefaultOptions()
-	gen.Apps, gen.Seed = PoolSize, c.PoolSeed
-	pool, err := generator.Generate(gen, prof)
+	apps, err := generator.GenerateSelected(prof, c.PoolSeed, c.Apps, c.SelectSeed)
 	if err != nil {
-		return nil, fmt.Errorf("testbed: generating the pool: %w", err)
+		return nil, fmt.Errorf("testbed: %w", err)
 	}
-	return generator.Select(pool, c.Apps, c.SelectSeed), nil
+	return apps, nil
 }
 
 func restConfig(kubeconfig, kctx string) (*rest.Config, error) {

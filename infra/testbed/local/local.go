@@ -116,13 +116,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	gen := generator.DefaultOptions()
-	gen.Apps, gen.Seed = generator.DefaultOptions().Apps, cfg.PoolSeed
-	all, err := generator.Generate(gen, prof)
+	apps, err := generator.GenerateSelected(prof, cfg.PoolSeed, cfg.Apps, cfg.SelectSeed)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	apps := generator.Select(all, cfg.Apps, cfg.SelectSeed)
 	shapes, err := pool.LoadShapes(cfg.Traces, twinStep, cfg.Seed)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
