@@ -96,6 +96,11 @@ func writeAtomic(path string, b []byte) error {
 		return fmt.Errorf("study: %w", err)
 	}
 	_, err = tmp.Write(b)
+	if err == nil {
+		// On disk before it is named: a crash leaves the old file or the
+		// whole new one, never an empty one under the cell's name.
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
