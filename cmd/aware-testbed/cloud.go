@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -61,20 +59,7 @@ what --image of "up" takes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if src == "" {
-				wd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				if src, err = image.ModuleRoot(ctx, wd); err != nil {
-					return err
-				}
-			}
-			bin, err := image.Static(ctx, src, out, arch)
-			if err != nil {
-				return err
-			}
-			built, err := image.Build(bin, repo, arch)
+			built, err := image.FromSource(ctx, src, out, repo, arch)
 			if err != nil {
 				return err
 			}
@@ -83,8 +68,8 @@ what --image of "up" takes.`,
 					return err
 				}
 			} else {
-				path := filepath.Join(out, image.Tag(built.Digest)+".tar")
-				if err := image.WriteTarball(path, built); err != nil {
+				path, err := image.WriteTarballIn(out, built)
+				if err != nil {
 					return err
 				}
 				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", path)

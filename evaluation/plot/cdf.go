@@ -46,14 +46,15 @@ func ECDF(values []float64) (xs, ps []float64) {
 
 // SaveCDF draws c into path; the extension picks the format.
 func SaveCDF(path string, c CDF) error {
-	if _, err := format(path); err != nil {
+	ext, err := format(path)
+	if err != nil {
 		return err
 	}
 	p, err := c.plot()
 	if err != nil {
 		return fmt.Errorf("plot: %s: %w", path, err)
 	}
-	return write(path, p, c.Width, c.Height)
+	return write(path, ext, p, c.Width, c.Height)
 }
 
 func (c CDF) plot() (*plot.Plot, error) {

@@ -58,23 +58,20 @@ func format(path string) (string, error) {
 
 // Save draws c into path; the extension picks the format.
 func Save(path string, c Curves) error {
-	if _, err := format(path); err != nil {
+	ext, err := format(path)
+	if err != nil {
 		return err
 	}
 	p, err := c.plot()
 	if err != nil {
 		return fmt.Errorf("plot: %s: %w", path, err)
 	}
-	return write(path, p, c.Width, c.Height)
+	return write(path, ext, p, c.Width, c.Height)
 }
 
-// write draws p with its legend in a column on the right into path, w × h
-// (16 cm × 10 cm when zero) plus the legend.
-func write(path string, p *plot.Plot, w, h vg.Length) error {
-	ext, err := format(path)
-	if err != nil {
-		return err
-	}
+// write draws p with its legend in a column on the right into path in
+// format ext, w × h (16 cm × 10 cm when zero) plus the legend.
+func write(path, ext string, p *plot.Plot, w, h vg.Length) error {
 	if w <= 0 {
 		w = 16 * vg.Centimeter
 	}

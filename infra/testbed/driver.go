@@ -196,35 +196,27 @@ func (d *Driver) Preview(ctx context.Context, cfg Config) (auto.PreviewResult, e
 // control plane in Dir/cluster (unless cfg names a kubeconfig) and then
 // the supervisor of the processes that play the cluster's pods.
 func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.Endpoints, error) {
-	if cfg.Target == TargetLocal && cfg.Kubeconfig == "" {
-		if err := validateBeforeCluster(cfg.ForTarget()); err != nil {
-			return nil, nil, err
-		}
-		kc, err := d.startLocal(ctx, cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg.Kubeconfig = kc
+	if err := validateBeforeCluster(cfg.ForTarget()); err != nil {
+		return nil, nil, err
 	}
-	if cfg.Target == TargetKind {
-		if err := validateBeforeCluster(cfg); err != nil {
-			return nil, nil, err
+	var err error
+	switch cfg.Target {
+	case TargetLocal:
+		if cfg.Kubeconfig == "" {
+			if cfg.Kubeconfig, err = d.startLocal(ctx, cfg); err != nil {
+				return nil, nil, err
+			}
 		}
-		var err error
+	case TargetKind:
 		if cfg, err = d.startKind(ctx, cfg); err != nil {
 			return nil, nil, err
 		}
-	}
-	if cfg.Target == TargetGKE {
-		if err := validateBeforeCluster(cfg); err != nil {
-			return nil, nil, err
-		}
+	case TargetGKE:
 		if err := gkePreflight(ctx, d.out()); err != nil {
 			return nil, nil, err
 		}
 	}
 	if cfg.Target == TargetKubeconfig || cfg.Target == TargetKind {
-		var err error
 		if cfg, err = d.checkInPlace(ctx, cfg); err != nil {
 			return nil, nil, err
 		}
@@ -257,13 +249,12 @@ func (d *Driver) Up(ctx context.Context, cfg Config) (auto.OutputMap, *local.End
 	return res.Outputs, &ep, nil
 }
 
-// validateBeforeCluster validates cfg before the driver starts a cluster
-// for it (or, for gke, the stack makes one): everything but the
-// kubeconfig, which that cluster provides, and
-// the credentials, which the stack's configuration provides when cfg has
-// none.
+// validateBeforeCluster validates cfg before anything is started or
+// deployed: everything but the kubeconfig of the local and kind targets,
+// which the cluster the driver starts provides, and the credentials, which
+// the stack's configuration provides when cfg has none.
 func validateBeforeCluster(cfg Config) error {
-	if cfg.Target != TargetGKE {
+	if cfg.Target == TargetLocal || cfg.Target == TargetKind {
 		cfg.Kubeconfig = "-"
 	}
 	if cfg.Credentials == (manifests.Credentials{}) {

@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -237,30 +238,19 @@ func (d *Driver) buildImage(ctx context.Context, ref string) (image.Built, strin
 		repo = ref[:i]
 	}
 	dir := filepath.Join(d.Dir, "image")
-	bin := d.Binary
-	if bin == "" {
-		src := d.Source
-		if src == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return image.Built{}, "", fmt.Errorf("testbed: %w", err)
-			}
-			if src, err = image.ModuleRoot(ctx, wd); err != nil {
-				return image.Built{}, "", err
-			}
-		}
-		fmt.Fprintf(d.out(), "building the aware image from %s\n", src)
-		var err error
-		if bin, err = image.Static(ctx, src, dir, ""); err != nil {
-			return image.Built{}, "", err
-		}
+	var built image.Built
+	var err error
+	if d.Binary != "" {
+		built, err = image.Build(d.Binary, repo, "")
+	} else {
+		fmt.Fprintf(d.out(), "building the aware image from %s\n", cmp.Or(d.Source, "the working directory's module"))
+		built, err = image.FromSource(ctx, d.Source, dir, repo, "")
 	}
-	built, err := image.Build(bin, repo, "")
 	if err != nil {
 		return image.Built{}, "", err
 	}
-	archive := filepath.Join(dir, image.Tag(built.Digest)+".tar")
-	if err := image.WriteTarball(archive, built); err != nil {
+	archive, err := image.WriteTarballIn(dir, built)
+	if err != nil {
 		return image.Built{}, "", err
 	}
 	return built, archive, nil

@@ -88,6 +88,26 @@ func ModuleRoot(ctx context.Context, dir string) (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
+// FromSource builds ./cmd/aware of the module at src ("" is the module of
+// the working directory) static for linux/arch into dir (Static) and
+// assembles its image named repository (Build).
+func FromSource(ctx context.Context, src, dir, repository, arch string) (Built, error) {
+	if src == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return Built{}, fmt.Errorf("image: %w", err)
+		}
+		if src, err = ModuleRoot(ctx, wd); err != nil {
+			return Built{}, err
+		}
+	}
+	bin, err := Static(ctx, src, dir, arch)
+	if err != nil {
+		return Built{}, err
+	}
+	return Build(bin, repository, arch)
+}
+
 // CheckStatic returns an error unless path is a statically linked Linux
 // executable for arch: a binary linked against the C library would not
 // start on the image's empty base.
@@ -235,6 +255,13 @@ func WriteTarball(path string, b Built) error {
 		return fmt.Errorf("image: %w", err)
 	}
 	return nil
+}
+
+// WriteTarballIn writes b as dir/<Tag>.tar (WriteTarball) and returns the
+// path.
+func WriteTarballIn(dir string, b Built) (string, error) {
+	path := filepath.Join(dir, Tag(b.Digest)+".tar")
+	return path, WriteTarball(path, b)
 }
 
 // Push pushes b to its repository with the credentials of the default
