@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -56,11 +57,12 @@ func Run[R any](ctx context.Context, s *Store, plan Plan, workers int, progress 
 	}
 	close(jobs)
 	wg.Wait()
-	// The failure that caused the cancellation, not the cancellations.
+	// The failure that caused the cancellation (the earliest in the plan),
+	// not the cancellations; the context's error when that is all there is.
 	var first error
-	for i, err := range errs {
-		if err != nil && (first == nil || (ctxErr(first) && !ctxErr(err))) {
-			first = errs[i]
+	for _, err := range errs {
+		if err != nil && (first == nil || ctxErr(first) && !ctxErr(err)) {
+			first = err
 		}
 	}
 	if first != nil {
@@ -75,8 +77,9 @@ func Run[R any](ctx context.Context, s *Store, plan Plan, workers int, progress 
 	return out, nil
 }
 
+// ctxErr reports whether err is, or wraps, a context's end.
 func ctxErr(err error) bool {
-	return err == context.Canceled || err == context.DeadlineExceeded
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // Progress prints a study's progress: cells done of all, elapsed time and

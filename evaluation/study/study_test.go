@@ -256,3 +256,20 @@ func mustStore(t *testing.T) *Store {
 	require.NoError(t, err)
 	return s
 }
+
+// A cell cancelled because another failed must not stand for the failure,
+// even when it comes earlier in the plan and its error wraps the context's.
+func TestRunReportsTheFailureNotTheCancellations(t *testing.T) {
+	boom := errors.New("out of memory")
+	started := make(chan struct{})
+	_, err := Run(context.Background(), mustStore(t), plan()[:2], 2, nil, func(ctx context.Context, c Cell) (result, error) {
+		if c == plan()[1] {
+			<-started
+			return result{}, boom
+		}
+		close(started)
+		<-ctx.Done()
+		return result{}, fmt.Errorf("training %s: %w", c.Key(), ctx.Err())
+	})
+	require.ErrorIs(t, err, boom)
+}
