@@ -24,8 +24,16 @@ build: ## Build the aware CLI and the testbed driver into .bin/aware and .bin/aw
 	$(GO) build -trimpath -o $(BIN)/aware-testbed ./cmd/aware-testbed
 
 .PHONY: run
-run: setup build ## Main job on the embedded default: generate 1000 apps, run the baselines on the simulator for a day.
+run: setup build ## Main job on the embedded default: the four quick studies on the simulator (out/index.md, under 10 minutes).
+	$(AWARE) study --quick --out out
+
+.PHONY: baselines
+baselines: setup build ## Generate 1000 apps (HPA targets tuned per app) and run static/HPA/VPA/HPA+VPA on the simulator for a day.
 	$(AWARE) run --out out/run
+
+.PHONY: studies-full
+studies-full: setup build ## The four studies at the paper's scale (expected wall time printed first; shard with aware study --shard).
+	$(AWARE) study --full --out out/full
 
 .PHONY: test
 test: setup ## Install what is needed, then lint and run unit and integration tests (race detector on).

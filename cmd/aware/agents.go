@@ -20,6 +20,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/controller/transfer"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/objstore"
@@ -178,7 +179,7 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 // the mapping its agent acted through.
 func metaAgents(dir string, m int, seed uint64, replay int, tmp string) ([]agents.Option, gym.Mapping, error) {
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	trained, f, err := newMetaLearners(cfg, m, seed, paperMetaLR)
+	trained, f, err := lab.NewMetaLearners(cfg, m, seed, paperMetaLR)
 	if err != nil {
 		return nil, 0, err
 	}

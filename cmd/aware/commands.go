@@ -22,5 +22,6 @@ func subcommands() []*cobra.Command {
 		newControllerCmd(),
 		newAgentsCmd(),
 		newTwinCmd(),
+		newStudyCmd(),
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
@@ -203,7 +204,7 @@ func runMetaTrain(ctx context.Context, out, progress io.Writer, fl metaTrainFlag
 		}
 		tasks[i] = train.MetaTask{Name: apps[i].Name(), Env: emb}
 	}
-	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed, fl.metaLR, ddpg.WithGaussianNoise(fl.noise))
+	ag, f, err := lab.NewMetaLearners(cfg, fl.m, fl.seed, fl.metaLR, ddpg.WithGaussianNoise(fl.noise))
 	if err != nil {
 		return err
 	}
@@ -367,26 +368,6 @@ func (v *validator) identify(ctx context.Context, ag agent.Agent, e *meta.Embedd
 // gradient in the dissertation (Table A.1), for meta learners that load a
 // checkpoint and stay frozen.
 var paperMetaLR = meta.DefaultOptions(100).LR
-
-// newMetaLearners is the DDPG agent (conditioned on the embedding, its
-// critic loss back-propagated into it at learning rate lr, 0: not at all;
-// opts change its other knobs) and the meta learner of `aware meta train`,
-// with weights from seed.
-func newMetaLearners(cfg meta.Config, m int, seed uint64, lr float64, opts ...ddpg.Option) (*ddpg.Agent, *meta.FLASH, error) {
-	rnd := rand.New(rand.NewPCG(seed, 0xF1A54))
-	ag, err := ddpg.New(gym.StateDim+cfg.Embed, gym.ActDim, rnd, append(opts, ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss))...)
-	if err != nil {
-		return nil, nil, err
-	}
-	embedder, err := meta.NewEmbedder(cfg, rnd)
-	if err != nil {
-		return nil, nil, err
-	}
-	fo := meta.DefaultOptions(100)
-	fo.M, fo.LR = m, lr
-	f, err := meta.NewFLASH(embedder, fo)
-	return ag, f, err
-}
 
 // splitApps is the profile and the first n applications (n ≤ 0: all) of
 // split in the generated pool of size poolSize and seed poolSeed, with their

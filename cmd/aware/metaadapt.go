@@ -14,11 +14,11 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/floats"
 
-	"github.com/aware-autoscaler/aware/controller/forecast"
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/controller/transfer"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
@@ -145,7 +145,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 		fl.out = filepath.Join(fl.from, "adapt")
 	}
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	metaAgent, f, err := newMetaLearners(cfg, fl.m, fl.seed, paperMetaLR)
+	metaAgent, f, err := lab.NewMetaLearners(cfg, fl.m, fl.seed, paperMetaLR)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 			var eps []train.Episode
 			switch method {
 			case methodAWARE:
-				ag, _, err := newMetaLearners(cfg, fl.m, fl.seed, paperMetaLR, ddpg.WithGaussianNoise(fl.noise))
+				ag, _, err := lab.NewMetaLearners(cfg, fl.m, fl.seed, paperMetaLR, ddpg.WithGaussianNoise(fl.noise))
 				if err != nil {
 					return err
 				}
@@ -218,7 +218,7 @@ func runMetaAdapt(ctx context.Context, out, progress io.Writer, fl metaAdaptFlag
 				source := tl
 				if method == methodTLP {
 					source = tlPlus
-					if env, err = plusEnv(env); err != nil {
+					if env, err = lab.PlusEnv(env); err != nil {
 						return err
 					}
 				}
@@ -294,7 +294,7 @@ func sourcePolicy(ctx context.Context, prof *calibration.Profile, app sim.App, p
 		return nil, err
 	}
 	if plus {
-		if env, err = plusEnv(env); err != nil {
+		if env, err = lab.PlusEnv(env); err != nil {
 			return nil, err
 		}
 	}
@@ -304,21 +304,6 @@ func sourcePolicy(ctx context.Context, prof *calibration.Profile, app sim.App, p
 	}
 	_, err = train.Run(ctx, env, ag, train.Config{Episodes: fl.source, Seed: fl.seed + 500, Explore: true, Mapping: fl.mapping, Progress: tick})
 	return ag, err
-}
-
-// plusEnv is TL+'s view of env: a seasonal AR forecaster (two recent lags
-// and one daily lag of 30 s steps, fitted on the last two days and refitted
-// every 10 steps) and an allocation table with 8 buckets per dimension.
-func plusEnv(env gym.Env) (gym.Env, error) {
-	fc, err := forecast.NewOnline(forecast.Config{Order: 2, Seasons: 1, Period: 2880}, 2*2880+64, 10)
-	if err != nil {
-		return nil, err
-	}
-	tb, err := transfer.NewTable(gym.BoundsOf(env.ActionSpace()), 8, 0.3)
-	if err != nil {
-		return nil, err
-	}
-	return transfer.NewPlus(env, fc, tb)
 }
 
 func median(x []float64) float64 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
@@ -105,7 +106,7 @@ func runMetaEval(ctx context.Context, out io.Writer, fl metaEvalFlags) error {
 		return fmt.Errorf("--windows %q: want %s or %s", fl.windows, windowsRandom, windowsShift)
 	}
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	ag, f, err := newMetaLearners(cfg, fl.m, fl.seed, paperMetaLR)
+	ag, f, err := lab.NewMetaLearners(cfg, fl.m, fl.seed, paperMetaLR)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStudyCommandRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"study", "--quick", "--full", "--out", dir}, "--quick and --full: choose one"},
+		{[]string{"study", "nope", "--out", dir, "--pool", "20"}, `no study "nope" (known: characterisation, adaptation, serving, bootstrapping)`},
+		{[]string{"study", "adaptation", "--shard", "5/4", "--out", dir}, "--shard: shard \"5/4\""},
+		{[]string{"study", "serving", "--workers", "0", "--out", dir}, "--workers 0: must be positive"},
+		{[]string{"study", "serving", "--trace", filepath.Join(dir, "missing.csv"), "--out", dir, "--pool", "20"}, "missing.csv"},
+		{[]string{"study", "merge", "adaptation"}, "requires at least 2 arg(s)"},
+		{[]string{"study", "merge", "adaptation", filepath.Join(dir, "nothing"), "--out", dir, "--pool", "20"}, "is not a study's folder"},
+	} {
+		_, err := runAware(t, tc.args...)
+		require.Error(t, err, tc.args)
+		assert.Contains(t, err.Error(), tc.want, tc.args)
+	}
+	help, err := runAware(t, "study", "--help")
+	require.NoError(t, err)
+	assert.Contains(t, help, "aware study merge adaptation --full")
+}

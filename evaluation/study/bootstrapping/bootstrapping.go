@@ -1,0 +1,213 @@
+// Package bootstrapping is the bootstrapping study (paper §5.4): the
+// first episodes of a new application's life. AWARE with bootstrapping
+// keeps the tuned rule-based autoscaler in charge for the first episodes
+// (the OFFLINE stage), records every step, trains a BCQ agent on the
+// records alone and then lets it act and train online; without
+// bootstrapping a fresh DDPG agent acts from the first step. The tuned
+// rule-based autoscaler and a converged policy run the same episodes as
+// references. It measures utilisation, SLO violations and reward over
+// those episodes.
+package bootstrapping
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aware-autoscaler/aware/controller/bootstrap"
+	"github.com/aware-autoscaler/aware/evaluation/study"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/train"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+// Name is the study's.
+const Name = "bootstrapping"
+
+// The arms, in table order.
+const (
+	AWARE     = "AWARE-bootstrapped"
+	NoBoot    = "no-bootstrapping"
+	Rule      = "rule-based"
+	Converged = "converged"
+)
+
+// Arms are the study's arms in table order.
+var Arms = []string{AWARE, NoBoot, Rule, Converged}
+
+// Config is the study's size.
+type Config struct {
+	// Apps are test-split applications drawn from Seed.
+	Apps int
+	// Episodes are the first episodes of each application's life.
+	Episodes int
+	// Records are the OFFLINE episodes (the rule-based autoscaler acts
+	// and is recorded); Updates the BCQ agent's offline updates on them;
+	// Phi BCQ's perturbation (docs/agents.md: Φ = 0 bootstrapped best).
+	Records, Updates int
+	Phi              float64
+	// Converged is the episodes the reference policy trains from scratch.
+	Converged int
+	Seed      uint64
+}
+
+// Quick is 3 applications' first 40 episodes, 10 recorded, 2000 offline
+// updates, the converged policies 150 episodes.
+func Quick() Config {
+	return Config{Apps: 3, Episodes: 40, Records: 10, Updates: 2000, Converged: 150, Seed: 1}
+}
+
+// Full is 20 applications' first 200 episodes, 20 recorded, 5000 offline
+// updates (the `aware bootstrap` defaults), the converged policies 600
+// episodes.
+func Full() Config {
+	return Config{Apps: 20, Episodes: 200, Records: 20, Updates: 5000, Converged: 600, Seed: 1}
+}
+
+// Validate refuses sizes that cannot run.
+func (c Config) Validate() error {
+	if c.Apps < 1 || c.Records < 1 || c.Episodes <= c.Records || c.Updates < 1 || c.Converged < 1 || !(c.Phi >= 0) {
+		return fmt.Errorf("bootstrapping: %d applications, %d recorded episodes, %d offline updates and %d converged episodes must be positive, %d episodes more than the recorded, Φ %v not negative",
+			c.Apps, c.Records, c.Updates, c.Converged, c.Episodes, c.Phi)
+	}
+	return nil
+}
+
+// Draw draws the study's applications from its seed.
+func (c Config) Draw(l *lab.Lab) ([]string, error) {
+	return l.Draw(generator.SplitTest, c.Apps, rand.New(rand.NewPCG(c.Seed, 0xB007)))
+}
+
+// Plan is every (application, arm) cell.
+func Plan(c Config, apps []string) study.Plan {
+	var p study.Plan
+	for _, a := range apps {
+		for _, arm := range Arms {
+			p = append(p, study.Cell{Arm: arm, App: a, Seed: c.Seed})
+		}
+	}
+	return p
+}
+
+// Run is one cell's outcome: every episode's figures.
+type Run struct {
+	lab.Curve
+	Seconds float64 `json:"seconds"`
+}
+
+// Runner runs the cells.
+type Runner struct {
+	Lab      *lab.Lab
+	Policies *lab.Policies
+	Config   Config
+}
+
+// Cell runs one cell.
+func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
+	cfg, l := r.Config, r.Lab
+	m := l.Config().Mapping
+	seed := c.Seed + 88_000
+	var out Run
+	if c.Arm == Converged {
+		_, ag, err := r.Policies.Get(ctx, lab.Policy{App: c.App, Seed: c.Seed, Episodes: cfg.Converged})
+		if err != nil {
+			return Run{}, err
+		}
+		start := time.Now()
+		env, err := l.Env(c.App, 0)
+		if err != nil {
+			return Run{}, err
+		}
+		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes, Seed: seed, Mapping: m})
+		if err != nil {
+			return Run{}, err
+		}
+		out.Add(eps...)
+		out.Seconds = time.Since(start).Seconds()
+		return out, nil
+	}
+	start := time.Now()
+	env, err := l.Env(c.App, 0)
+	if err != nil {
+		return Run{}, err
+	}
+	rnd := func(i uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, i)) }
+	switch c.Arm {
+	case Rule:
+		eps, err := l.RuleBased(ctx, env, c.App, cfg.Episodes, seed, nil)
+		if err != nil {
+			return Run{}, err
+		}
+		out.Add(eps...)
+	case NoBoot:
+		ag, err := l.NewDDPG(gym.StateDim, seed+1)
+		if err != nil {
+			return Run{}, err
+		}
+		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes, Seed: seed, Explore: true, Mapping: m})
+		if err != nil {
+			return Run{}, err
+		}
+		out.Add(eps...)
+	case AWARE:
+		rec, err := l.NewRuleBased(ctx, env, c.App)
+		if err != nil {
+			return Run{}, err
+		}
+		eps, steps, err := train.Record(ctx, env, rec, l.Config().Step, train.Config{Episodes: cfg.Records, Seed: seed, Mapping: m})
+		if err != nil {
+			return Run{}, fmt.Errorf("recording: %w", err)
+		}
+		out.Add(eps...)
+		ag, err := bootstrap.New(gym.StateDim, gym.ActDim, rnd(2), bootstrap.WithPhi(cfg.Phi))
+		if err != nil {
+			return Run{}, err
+		}
+		if _, err := bootstrap.Offline(ctx, ag, steps, cfg.Updates, nil); err != nil {
+			return Run{}, fmt.Errorf("offline training: %w", err)
+		}
+		online, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes - cfg.Records, Seed: seed + uint64(cfg.Records), Explore: true, Mapping: m})
+		if err != nil {
+			return Run{}, err
+		}
+		out.Add(online...)
+	default:
+		return Run{}, fmt.Errorf("bootstrapping: unknown arm %q", c.Arm)
+	}
+	out.Seconds = time.Since(start).Seconds()
+	return out, nil
+}
+
+// Cost is the single-core time of the whole study at lab.Pace.
+func (c Config) Cost(apps []string) time.Duration {
+	p := lab.Pace
+	n := time.Duration(len(apps))
+	return n*time.Duration(c.Converged)*p.DDPG + n*time.Duration(c.Episodes)*(2*p.DDPG+2*p.Rule) + n*time.Duration(c.Updates)*time.Millisecond + n*p.Tune
+}
+
+// Execute runs the study (the cells not done yet) and reports it.
+func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
+	if err := c.Validate(); err != nil {
+		return study.Report{}, err
+	}
+	apps, err := c.Draw(o.Lab)
+	if err != nil {
+		return study.Report{}, err
+	}
+	plan := Plan(c, apps)
+	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c}
+	return lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
+		return Render(c, plan, runs, o.Lab.Traces(), o.Bootstrap, dir)
+	})
+}
+
+// Estimate is the study's single-core time in l (Cost of its draw).
+func (c Config) Estimate(l *lab.Lab) (time.Duration, error) {
+	apps, err := c.Draw(l)
+	if err != nil {
+		return 0, err
+	}
+	return c.Cost(apps), nil
+}

@@ -1,0 +1,158 @@
+package bootstrapping
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/aware-autoscaler/aware/evaluation/plot"
+	"github.com/aware-autoscaler/aware/evaluation/study"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+)
+
+// Outcome is one application: every arm's means over all its episodes
+// and over those after the recorded ones (when the bootstrapped agent
+// acts).
+type Outcome struct {
+	App    string               `json:"app"`
+	All    map[string]lab.Means `json:"all"`
+	Acting map[string]lab.Means `json:"afterRecords"`
+}
+
+// Outcomes computes every application's outcome from the cells' results
+// (in plan order).
+func Outcomes(c Config, plan study.Plan, runs []Run) ([]Outcome, error) {
+	if len(plan) != len(runs) {
+		return nil, fmt.Errorf("bootstrapping: %d results for %d cells", len(runs), len(plan))
+	}
+	idx := map[string]int{}
+	var out []Outcome
+	for i, cell := range plan {
+		j, ok := idx[cell.App]
+		if !ok {
+			j = len(out)
+			idx[cell.App] = j
+			out = append(out, Outcome{App: cell.App, All: map[string]lab.Means{}, Acting: map[string]lab.Means{}})
+		}
+		all, err := runs[i].Means(0, c.Episodes)
+		if err != nil {
+			return nil, fmt.Errorf("bootstrapping: cell %s: %w", cell.Key(), err)
+		}
+		acting, err := runs[i].Means(c.Records, c.Episodes)
+		if err != nil {
+			return nil, fmt.Errorf("bootstrapping: cell %s: %w", cell.Key(), err)
+		}
+		out[j].All[cell.Arm], out[j].Acting[cell.Arm] = all, acting
+	}
+	for _, o := range out {
+		for _, arm := range Arms {
+			if _, ok := o.All[arm]; !ok {
+				return nil, fmt.Errorf("bootstrapping: %s: no %s cell", o.App, arm)
+			}
+		}
+	}
+	return out, nil
+}
+
+func values(outs []Outcome, arm string, acting bool, get func(lab.Means) float64) []float64 {
+	out := make([]float64, len(outs))
+	for i, o := range outs {
+		m := o.All[arm]
+		if acting {
+			m = o.Acting[arm]
+		}
+		out[i] = get(m)
+	}
+	return out
+}
+
+var (
+	cpu    = func(m lab.Means) float64 { return m.CPUUtil }
+	memory = func(m lab.Means) float64 { return m.MemoryUtil }
+	slo    = func(m lab.Means) float64 { return m.SLOViolations }
+	reward = func(m lab.Means) float64 { return m.Reward }
+)
+
+// Render is the study's report, with its plots written into dir.
+func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Bootstrap, dir string) (study.Report, error) {
+	outs, err := Outcomes(c, plan, runs)
+	if err != nil {
+		return study.Report{}, err
+	}
+	rep := study.Report{Title: "Bootstrapping a new application (paper §5.4)"}
+	rep.Paragraphs = []string{
+		fmt.Sprintf("The first %d episodes of %d test-split applications (seed %d), every arm reset with the same seeds. AWARE-bootstrapped: the tuned rule-based autoscaler acts for the first %d episodes (OFFLINE) and every step is recorded; a BCQ agent (Φ = %g) trains %d updates on the records alone and then acts and trains online. no-bootstrapping: a fresh DDPG agent acts and trains from the first step. rule-based: the tuned HPA+VPA (highest CPU target meeting the SLO, VPA auto) throughout. converged: a DDPG policy trained from scratch for %d episodes, greedy.",
+			c.Episodes, len(outs), c.Seed, c.Records, c.Phi, c.Updates, c.Converged),
+		fmt.Sprintf("Means over applications with %.0f %% percentile-bootstrap intervals (%d resamples); ratios are ratios of means, applications resampled in pairs. Load: %s.", 100*bs.Level, bs.Resamples, strings.Join(traces, "; ")),
+	}
+	if n := lab.ConvergedNote(c.Converged); n != "" {
+		rep.Paragraphs = append(rep.Paragraphs, n)
+	}
+	for _, part := range []struct {
+		title  string
+		acting bool
+	}{
+		{fmt.Sprintf("All %d episodes, per arm: mean [95 %% CI] over applications", c.Episodes), false},
+		{fmt.Sprintf("Episodes %d–%d (after the records: the bootstrapped agent acts)", c.Records+1, c.Episodes), true},
+	} {
+		t := study.Table{Title: part.title, Columns: []string{"arm", "CPU util", "memory util", "SLO violations / episode", "reward"}}
+		for _, arm := range Arms {
+			row := []string{arm}
+			for _, get := range []func(lab.Means) float64{cpu, memory, slo, reward} {
+				e, err := bs.Mean(values(outs, arm, part.acting, get))
+				if err != nil {
+					return study.Report{}, err
+				}
+				row = append(row, e.String())
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		rep.Tables = append(rep.Tables, t)
+	}
+	for _, r := range []struct {
+		figure   string
+		num, den string
+		get      func(lab.Means) float64
+		paper    float64
+	}{
+		{"CPU util, bootstrapped / not", AWARE, NoBoot, cpu, 1.475},
+		{"memory util, bootstrapped / not", AWARE, NoBoot, memory, 1.392},
+		{"SLO violations, not bootstrapped / bootstrapped", NoBoot, AWARE, slo, 16.9},
+		{"reward, bootstrapped / not", AWARE, NoBoot, reward, 1.473},
+	} {
+		e, err := bs.Ratio(values(outs, r.num, false, r.get), values(outs, r.den, false, r.get), true)
+		if err != nil {
+			e = study.Estimate{}
+		}
+		rep.Headlines = append(rep.Headlines, study.Headline{Study: Name, Figure: r.figure, Ours: e, Paper: r.paper})
+	}
+	for _, f := range []struct {
+		file, title, y string
+		get            func(lab.Curve, int) float64
+	}{
+		{"reward.png", "Reward over the first episodes", "episode reward", func(c lab.Curve, e int) float64 { return c.Rewards[e] }},
+		{"slo.png", "SLO violations over the first episodes", "SLO violations / episode", func(c lab.Curve, e int) float64 { return float64(c.SLOViolations[e]) }},
+	} {
+		curves := plot.Curves{Title: f.title + ", mean over applications", XLabel: "episode", YLabel: f.y, Smooth: 5}
+		for _, arm := range Arms {
+			sum, k := make([]float64, c.Episodes), 0
+			for i, cell := range plan {
+				if cell.Arm == arm {
+					for e := range sum {
+						sum[e] += f.get(runs[i].Curve, e)
+					}
+					k++
+				}
+			}
+			for e := range sum {
+				sum[e] /= float64(k)
+			}
+			curves.Series = append(curves.Series, plot.Series{Name: arm, Y: sum})
+		}
+		if err := plot.Save(filepath.Join(dir, f.file), curves); err != nil {
+			return study.Report{}, err
+		}
+		rep.Figures = append(rep.Figures, study.Figure{File: f.file, Caption: f.title + ", mean over applications"})
+	}
+	return rep, nil
+}

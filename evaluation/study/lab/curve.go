@@ -1,0 +1,66 @@
+package lab
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aware-autoscaler/aware/evaluation/train"
+)
+
+// Curve is a run's figures, episode by episode.
+type Curve struct {
+	Rewards       []float64 `json:"rewards"`
+	SLOViolations []int     `json:"sloViolations"`
+	CPUUtil       []float64 `json:"cpuUtil"`
+	MemoryUtil    []float64 `json:"memoryUtil"`
+}
+
+// Add appends episodes.
+func (c *Curve) Add(eps ...train.Episode) {
+	for _, e := range eps {
+		c.Rewards = append(c.Rewards, e.Reward)
+		c.SLOViolations = append(c.SLOViolations, e.SLOViolations)
+		c.CPUUtil = append(c.CPUUtil, e.CPUUtil)
+		c.MemoryUtil = append(c.MemoryUtil, e.MemoryUtil)
+	}
+}
+
+// Len is the number of episodes.
+func (c Curve) Len() int { return len(c.Rewards) }
+
+// Means are a window of a curve's figures, averaged over its episodes.
+type Means struct {
+	Reward, SLOViolations, CPUUtil, MemoryUtil float64
+}
+
+// Means averages episodes [from, to).
+func (c Curve) Means(from, to int) (Means, error) {
+	if from < 0 || to > c.Len() || from >= to {
+		return Means{}, fmt.Errorf("lab: episodes [%d, %d) of a curve of %d", from, to, c.Len())
+	}
+	var m Means
+	for i := from; i < to; i++ {
+		m.Reward += c.Rewards[i]
+		m.SLOViolations += float64(c.SLOViolations[i])
+		m.CPUUtil += c.CPUUtil[i]
+		m.MemoryUtil += c.MemoryUtil[i]
+	}
+	n := float64(to - from)
+	m.Reward, m.SLOViolations, m.CPUUtil, m.MemoryUtil = m.Reward/n, m.SLOViolations/n, m.CPUUtil/n, m.MemoryUtil/n
+	return m, nil
+}
+
+// Pace is the single-core time of one 100-step simulated episode, measured
+// on the 2-core development machine (docs/studies.md): a study's expected
+// wall time is its episodes at these paces over its workers.
+var Pace = struct {
+	// DDPG learning (exploring and updating after every step).
+	DDPG time.Duration
+	// Meta is an episode of the meta-trained agent: its embedding of a
+	// bundle of trajectories before the episode and its wider networks.
+	Meta time.Duration
+	// Rule is the tuned HPA+VPA (and a greedy policy: no updates).
+	Rule time.Duration
+	// Tune is one application's HPA target search.
+	Tune time.Duration
+}{DDPG: 50 * time.Millisecond, Meta: 400 * time.Millisecond, Rule: 20 * time.Millisecond, Tune: 5 * time.Second}

@@ -1,0 +1,166 @@
+package lab
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/workloads/sim"
+)
+
+func newLab(t *testing.T, mod ...func(*Config)) *Lab {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.PoolSize, cfg.Traces = 60, "" // synthetic shapes: the same on every machine
+	cfg.Tune.Steps, cfg.Tune.Warmup = 240, 20
+	for _, m := range mod {
+		m(&cfg)
+	}
+	l, err := New(cfg)
+	require.NoError(t, err)
+	return l
+}
+
+func TestLabPoolSplitsAndDraws(t *testing.T) {
+	l := newLab(t)
+	train, test := l.Split(generator.SplitTrain), l.Split(generator.SplitTest)
+	assert.Len(t, append(train, test...), 60)
+	assert.NotEmpty(t, test)
+	a, err := l.Draw(generator.SplitTest, 3, rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	b, err := l.Draw(generator.SplitTest, 3, rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "a draw depends on its seed only")
+	for _, n := range a {
+		assert.Contains(t, test, n)
+	}
+	_, err = l.Draw(generator.SplitTest, 1000, rand.New(rand.NewPCG(1, 2)))
+	assert.ErrorContains(t, err, "1000 test-split applications wanted, the pool of 60 (seed 1) has")
+	_, _, err = l.App("app-9999")
+	assert.ErrorContains(t, err, `no application "app-9999" in the pool of 60 (seed 1)`)
+	for _, tr := range l.Traces() {
+		assert.Contains(t, tr, "synthetic")
+	}
+}
+
+func TestLabTraceFileReplacesEveryShape(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mine.txt")
+	var b []byte
+	for i := range 7200 {
+		b = append(b, []byte(string(rune('1'+i%5))+"\n")...)
+	}
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	l := newLab(t, func(c *Config) { c.Trace = path })
+	for _, tr := range l.Traces() {
+		assert.Contains(t, tr, "file: mine.txt")
+	}
+	empty := filepath.Join(dir, "empty.txt")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	_, err := New(Config{PoolSize: 5, PoolSeed: 1, Step: 30 * time.Second, Trace: empty})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "empty.txt")
+}
+
+func TestAffects(t *testing.T) {
+	l := newLab(t)
+	for _, name := range l.Split(generator.SplitTest) {
+		_, a, err := l.App(name)
+		require.NoError(t, err)
+		for _, sc := range sim.Scenarios {
+			ok, err := l.Affects(name, sc)
+			require.NoError(t, err)
+			changed := !slices.Equal(sc.Apply(a.Chain), a.Chain)
+			assert.Equal(t, changed || sc == sim.LoadLow || sc == sim.LoadHigh, ok, "%s under %s", name, sc)
+		}
+	}
+	units, err := l.DrawAffectedUnits(generator.SplitTest, ScenarioNames(), 2, 1)
+	require.NoError(t, err)
+	again, err := l.DrawAffectedUnits(generator.SplitTest, ScenarioNames(), 2, 1)
+	require.NoError(t, err)
+	assert.Equal(t, units, again)
+	for _, u := range units {
+		sc, err := sim.ParseScenario(u.Scenario)
+		require.NoError(t, err)
+		ok, err := l.Affects(u.App, sc)
+		require.NoError(t, err)
+		assert.True(t, ok, "%s is drawn for %s, which does not change it", u.App, u.Scenario)
+	}
+	_, err = l.DrawAffectedUnits(generator.SplitTest, []string{"nope"}, 2, 1)
+	assert.ErrorContains(t, err, `unknown scenario "nope"`)
+}
+
+// TestPoliciesTrainOnceAndReload: a policy is trained on the first Get;
+// later Gets (also from a new Policies on the same folder, as a resumed
+// study) load its checkpoint and act exactly as the first agent did.
+func TestPoliciesTrainOnceAndReload(t *testing.T) {
+	ctx := context.Background()
+	l := newLab(t)
+	root := t.TempDir()
+	p, err := OpenPolicies(root, l)
+	require.NoError(t, err)
+	app := l.Split(generator.SplitTest)[0]
+	pol := Policy{App: app, Seed: 3, Episodes: 3}
+	first, ag1, err := p.Get(ctx, pol)
+	require.NoError(t, err)
+	assert.Equal(t, 3, first.Training.Len())
+	assert.FileExists(t, filepath.Join(p.Dir(), first.Checkpoint))
+
+	p2, err := OpenPolicies(root, l)
+	require.NoError(t, err)
+	assert.Equal(t, p.Dir(), p2.Dir())
+	again, ag2, err := p2.Get(ctx, pol)
+	require.NoError(t, err)
+	assert.Equal(t, first, again, "not retrained")
+	env, err := p.Env(pol)
+	require.NoError(t, err)
+	s1, err := Score(ctx, env, ag1, l.cfg.Mapping, 42, 2)
+	require.NoError(t, err)
+	s2, err := Score(ctx, env, ag2, l.cfg.Mapping, 42, 2)
+	require.NoError(t, err)
+	assert.Equal(t, s1, s2)
+
+	// Another lab configuration keeps its policies elsewhere.
+	other, err := OpenPolicies(root, newLab(t, func(c *Config) { c.Noise = 0.2 }))
+	require.NoError(t, err)
+	assert.NotEqual(t, p.Dir(), other.Dir())
+
+	_, _, err = p.Get(ctx, Policy{App: app, Episodes: 0})
+	assert.ErrorContains(t, err, "episodes must be positive")
+	_, _, err = p.Get(ctx, Policy{App: app, Episodes: 1, Scenario: "nope"})
+	assert.ErrorContains(t, err, `unknown scenario "nope"`)
+}
+
+func TestRuleBasedUsesTheTunedTarget(t *testing.T) {
+	ctx := context.Background()
+	l := newLab(t)
+	app := l.Split(generator.SplitTest)[0]
+	tuned, err := l.CPUTarget(ctx, app)
+	require.NoError(t, err)
+	assert.Contains(t, []float64{0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9}, tuned.Target)
+	env, err := l.Env(app, 0)
+	require.NoError(t, err)
+	eps, err := l.RuleBased(ctx, env, app, 2, 7, nil)
+	require.NoError(t, err)
+	require.Len(t, eps, 2)
+	env2, err := l.Env(app, 0)
+	require.NoError(t, err)
+	again, err := l.RuleBased(ctx, env2, app, 2, 7, nil)
+	require.NoError(t, err)
+	assert.Equal(t, eps, again, "the same seeds, the same episodes")
+	var c Curve
+	c.Add(eps...)
+	m, err := c.Means(0, 2)
+	require.NoError(t, err)
+	assert.InDelta(t, (eps[0].Reward+eps[1].Reward)/2, m.Reward, 1e-12)
+	_, err = c.Means(1, 3)
+	assert.ErrorContains(t, err, "episodes [1, 3) of a curve of 2")
+}

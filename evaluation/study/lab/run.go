@@ -1,0 +1,43 @@
+package lab
+
+import (
+	"context"
+	"io"
+
+	"github.com/aware-autoscaler/aware/evaluation/study"
+)
+
+// Run is how a study runs: in which lab, with which shared policies,
+// into which folder, which shard, on how many workers.
+type Run struct {
+	Lab      *Lab
+	Policies *Policies
+	// Dir holds the study's store, results.json, report.md and plots.
+	Dir     string
+	Shard   study.ShardSpec
+	Workers int
+	// Progress, when set, receives progress lines.
+	Progress  io.Writer
+	Bootstrap study.Bootstrap
+	// Meta is recorded in results.json.
+	Meta study.Meta
+	// RenderOnly reports what Dir holds (after merging shards) instead of
+	// running cells.
+	RenderOnly bool
+}
+
+// Execute runs a study in r: its cells not done yet, then its report.
+// The configuration recorded with the cells is the lab's and cfg, and
+// seed is recorded among the seeds of results.json.
+func Execute[R any](ctx context.Context, r Run, name string, cfg any, seed uint64, plan study.Plan,
+	cell func(context.Context, study.Cell) (R, error), render func(dir string, results []R) (study.Report, error)) (study.Report, error) {
+	r.Meta.Seeds = append(r.Meta.Seeds, seed)
+	spec := study.Spec[R]{Name: name, Dir: r.Dir, Config: struct {
+		Lab   Config
+		Study any
+	}{r.Lab.Config(), cfg}, Plan: plan, Shard: r.Shard, Workers: r.Workers, Progress: r.Progress, Cell: cell, Meta: r.Meta, Render: render}
+	if r.RenderOnly {
+		spec.Cell = nil
+	}
+	return study.Execute(ctx, spec)
+}
