@@ -42,7 +42,7 @@ const (
 var dbColumns = []string{"id", "key", "payload", "value"}
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name:  "dbRead",
 		Unit:  "items",
 		Sizes: dbReadSizes,
@@ -51,7 +51,7 @@ func init() {
 			return newDBRead(ctx, size, env)
 		},
 	})
-	register(Info{
+	Register(Info{
 		Name:  "dbWrite",
 		Unit:  "items",
 		Sizes: dbWriteSizes,

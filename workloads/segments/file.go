@@ -13,7 +13,7 @@ import (
 var fileSizes = []int{128 << 10, 256 << 10, 384 << 10, 512 << 10, 768 << 10, 1024 << 10}
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name:  "readFile",
 		Unit:  "bytes",
 		Sizes: fileSizes,
@@ -22,7 +22,7 @@ func init() {
 			return newReadFileSeg(size, env)
 		},
 	})
-	register(Info{
+	Register(Info{
 		Name:  "writeFile",
 		Unit:  "bytes",
 		Sizes: fileSizes,

@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name: "floatOperations",
 		Unit: "iterations",
 		// 1e4 to ~1e7 in steps of 4, so that the ×2^8 instability scenario

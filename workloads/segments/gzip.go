@@ -16,7 +16,7 @@ import (
 var compressSizes = []int{128 << 10, 256 << 10, 384 << 10, 512 << 10, 768 << 10, 1024 << 10}
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name:  "compress",
 		Unit:  "bytes of text",
 		Sizes: compressSizes,
@@ -27,7 +27,7 @@ func init() {
 			return compressSeg{text: genLorem(inputRand(env, "compress"), size, true)}, nil
 		},
 	})
-	register(Info{
+	Register(Info{
 		Name:  "decompress",
 		Unit:  "bytes of text (uncompressed)",
 		Sizes: compressSizes,

@@ -22,7 +22,7 @@ const jpegQuality = 75
 
 func init() {
 	for _, op := range []imageOp{imageCompress, imageResize, imageRotate} {
-		register(Info{
+		Register(Info{
 			Name:  op.String(),
 			Unit:  "pixels per side",
 			Sizes: imageSizes,

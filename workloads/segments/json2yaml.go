@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name: "json2yaml",
 		Unit: "bytes of JSON",
 		// [250, 500, 1000] → [2000, 3000, 5000] is the JSON instability scenario.

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name: "matMul",
 		Unit: "matrix side",
 		// 50 → 150 is the matrix instability scenario.

@@ -25,7 +25,7 @@ var objectSizes = []int{128 << 10, 256 << 10, 384 << 10, 512 << 10, 768 << 10, 1
 const objectRing = 4
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name:  "objectRead",
 		Unit:  "bytes",
 		Sizes: objectSizes,
@@ -34,7 +34,7 @@ func init() {
 			return newObjectRead(ctx, size, env)
 		},
 	})
-	register(Info{
+	Register(Info{
 		Name:  "objectWrite",
 		Unit:  "bytes",
 		Sizes: objectSizes,
@@ -43,7 +43,7 @@ func init() {
 			return newObjectWrite(size, env)
 		},
 	})
-	register(Info{
+	Register(Info{
 		Name:  "objectStream",
 		Unit:  "bytes (uncompressed)",
 		Sizes: objectSizes,

@@ -90,8 +90,20 @@ type Info struct {
 
 var registry = map[string]Info{}
 
-// register adds a segment kind; it is called from init functions.
-func register(i Info) {
+// Register adds a segment kind, from an init function (this package's
+// segments, or another package's: docs/extending.md). It panics on a name
+// registered before, an empty name or unit, no sizes or sizes not
+// positive and ascending, or no New: programming errors, as with
+// database/sql.Register. A registered segment runs in the workload server
+// (app.Prepare) and, once the calibration profile has entries for it,
+// appears in generated pools and in the simulator.
+func Register(i Info) {
+	switch {
+	case i.Name == "" || i.Unit == "" || i.New == nil:
+		panic(fmt.Sprintf("segments: Register %q: name, unit and New are required", i.Name))
+	case len(i.Sizes) == 0 || i.Sizes[0] <= 0 || !sort.IntsAreSorted(i.Sizes):
+		panic(fmt.Sprintf("segments: Register %q: sizes %v must be positive and ascending", i.Name, i.Sizes))
+	}
 	if _, dup := registry[i.Name]; dup {
 		panic("segments: duplicate " + i.Name)
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	register(Info{
+	Register(Info{
 		Name:  "sleep",
 		Unit:  "milliseconds",
 		Sizes: []int{100, 200, 300, 400, 500},

@@ -63,11 +63,12 @@ type Config struct {
 	Seed uint64
 }
 
-// Quick is a run of a few minutes on 2 cores: 2 tests of 3 applications,
-// 40 episodes each, from a meta-training run of 24 applications × 4
-// rounds; the methods' best final window is the reference.
+// Quick is a run of a few minutes on 2 cores: 3 tests of 4 applications,
+// 50 episodes each, TL's sources 100 episodes, from a meta-training run of
+// 24 applications × 4 rounds; the methods' best final window is the
+// reference.
 func Quick() Config {
-	return Config{Tests: 2, Apps: 3, Episodes: 40, Source: 60, Meta: lab.MetaRun{Apps: 24, Rounds: 4, M: 20, Seed: 1},
+	return Config{Tests: 3, Apps: 4, Episodes: 50, Source: 100, Meta: lab.MetaRun{Apps: 24, Rounds: 4, M: 20, Seed: 1},
 		Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Seed: 1}
 }
 

@@ -53,10 +53,10 @@ type Config struct {
 	Seed      uint64
 }
 
-// Quick is 3 applications' first 40 episodes, 10 recorded, 2000 offline
-// updates, the converged policies 150 episodes.
+// Quick is 5 applications' first 60 episodes, 10 recorded, 2000 offline
+// updates, the converged policies 300 episodes.
 func Quick() Config {
-	return Config{Apps: 3, Episodes: 40, Records: 10, Updates: 2000, Converged: 150, Seed: 1}
+	return Config{Apps: 5, Episodes: 60, Records: 10, Updates: 2000, Converged: 300, Seed: 1}
 }
 
 // Full is 20 applications' first 200 episodes, 20 recorded, 5000 offline

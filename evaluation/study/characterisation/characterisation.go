@@ -53,10 +53,10 @@ type Config struct {
 	Seed uint64
 }
 
-// Quick is 3 applications (2 per scenario), converged policies of 150
-// episodes, 40 episodes after the change, early training 40 episodes.
+// Quick is 3 applications (and 3 per scenario), converged policies of 300
+// episodes, 60 episodes after the change, early training 60 episodes.
 func Quick() Config {
-	return Config{Apps: 2, Converged: 150, Early: 40, Episodes: 40, Rule: train.ConvergenceRule{Window: 5, Tolerance: 0.05}, Seed: 1}
+	return Config{Apps: 3, Converged: 300, Early: 60, Episodes: 60, Rule: train.ConvergenceRule{Window: 5, Tolerance: 0.05}, Seed: 1}
 }
 
 // Full is 10 applications, converged policies of 600 episodes, 300
