@@ -13,12 +13,15 @@ import (
 // App is one generated application with everything an experiment needs.
 type App struct {
 	// Spec is the workload: name "app-0001"..., seed and segment chain.
-	Spec    app.Spec    `json:"spec"`
-	SLO     SLO         `json:"slo"`
-	Load    Load        `json:"load"`
-	Env     Environment `json:"env"`
-	Split   string      `json:"split"`
-	Initial Resources   `json:"initial"`
+	Spec  app.Spec    `json:"spec"`
+	SLO   SLO         `json:"slo"`
+	Load  Load        `json:"load"`
+	Env   Environment `json:"env"`
+	Split string      `json:"split"`
+	// Family is the application's family when the pool was drawn from
+	// families (Options.Families), empty for the paper's uniform pool.
+	Family  string    `json:"family,omitempty"`
+	Initial Resources `json:"initial"`
 	// Concurrency is how many requests a pod's workload server runs at
 	// once (its --concurrency); further requests wait in its queue.
 	Concurrency int `json:"concurrency"`

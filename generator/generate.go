@@ -58,6 +58,10 @@ type Options struct {
 	PowerFraction float64 `json:"powerFraction"`
 	// Sources are the trace sources drawn from (uniform).
 	Sources []string `json:"sources"`
+	// Families are the application families drawn from, by weight
+	// (RegisterFamily); empty: every application is Uniform, the paper's
+	// pool, drawn exactly as before families existed.
+	Families []FamilyWeight `json:"families,omitempty"`
 }
 
 // DefaultOptions returns the pool of the paper: 1000 apps split 800/200.
@@ -123,6 +127,14 @@ func (o Options) Validate() error {
 	for i, s := range o.Sources {
 		if _, ok := sourceSpans[s]; !ok {
 			add("sources[%d]: unknown source %q (known: %v)", i, s, Sources())
+		}
+	}
+	for i, f := range o.Families {
+		if _, ok := findFamily(f.Name); !ok {
+			add("families[%d]: unknown family %q (known: %v)", i, f.Name, Families())
+		}
+		if !positive(f.Weight) {
+			add("families[%d]: weight %g must be positive", i, f.Weight)
 		}
 	}
 	return errors.Join(errs...)
@@ -211,12 +223,38 @@ func calibratedPool(prof *calibration.Profile) []poolSegment {
 
 func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *calibration.Profile, seen map[string]bool) (App, error) {
 	name := AppName(i)
+	family := ""
+	draw := func() ([]segments.Spec, error) { return drawChain(r, opts.MaxSegments, pool), nil }
+	if len(opts.Families) > 0 {
+		family = pickFamily(r, opts.Families)
+		f, _ := findFamily(family)
+		calibrated := map[string][]int{}
+		for _, p := range pool {
+			calibrated[p.name] = p.sizes
+		}
+		draw = func() ([]segments.Spec, error) {
+			chain, err := f.Chain(r, opts.MaxSegments, calibrated)
+			if err == nil && len(chain) == 0 {
+				err = fmt.Errorf("an empty chain")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("generator: %s: family %s: %w", name, family, err)
+			}
+			return chain, nil
+		}
+	}
 	var chain []segments.Spec
-	for draw := 0; ; draw++ {
-		if draw == maxDraws {
+	for n := 0; ; n++ {
+		if n == maxDraws && family != "" {
+			return App{}, fmt.Errorf("generator: %s: family %s drew no chain unlike the earlier apps' in %d draws: it has too few chains for its share of the pool; widen it or lower its weight", name, family, maxDraws)
+		}
+		if n == maxDraws {
 			return App{}, fmt.Errorf("generator: %s: no chain of 1..%d segments unlike the earlier apps' in %d draws; raise maxSegments or lower apps", name, opts.MaxSegments, maxDraws)
 		}
-		chain = drawChain(r, opts.MaxSegments, pool)
+		var err error
+		if chain, err = draw(); err != nil {
+			return App{}, err
+		}
 		if k := chainKey(chain); !seen[k] {
 			seen[k] = true
 			break
@@ -224,6 +262,9 @@ func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *ca
 	}
 	cost, err := chainCost(prof, chain)
 	if err != nil {
+		if family != "" {
+			return App{}, fmt.Errorf("generator: %s: family %s: %w", name, family, err)
+		}
 		return App{}, fmt.Errorf("generator: %s: %w", name, err)
 	}
 
@@ -290,6 +331,7 @@ func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *ca
 		Concurrency: concurrency,
 		MinCPU:      minCPU,
 		Profile:     profile,
+		Family:      family,
 	}, nil
 }
 

@@ -52,7 +52,7 @@ and writes results.{json,md} and one learning-curve figure per algorithm to --ou
 	f.IntVar(&fl.apps, "apps", 10, "number of test-split applications, from the start of the pool")
 	f.Int64Var(&fl.poolSeed, "pool-seed", 1, "seed of the generated pool")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of the agents and the simulation")
-	f.StringSliceVar(&fl.algos, "algos", train.Algos, "algorithms to train")
+	f.StringSliceVar(&fl.algos, "algos", train.Algos(), "algorithms to train")
 	actionsFlag(f, &fl.mapping)
 	f.StringToIntVar(&fl.episodes, "episodes", nil, "training episodes per algorithm, e.g. ddpg=1000,ppo=1500 (defaults: ddpg=1000, ppo=1500, ppo-continuous=1500)")
 	f.IntVar(&fl.scored, "scored", 5, "scored episodes per policy")
@@ -68,8 +68,8 @@ func runCompare(ctx context.Context, out, progress io.Writer, fl compareFlags) e
 		return fmt.Errorf("--apps %d: must be positive", fl.apps)
 	}
 	for _, a := range fl.algos {
-		if !slices.Contains(train.Algos, a) {
-			return fmt.Errorf("--algos: %q is not one of %s", a, strings.Join(train.Algos, ", "))
+		if !slices.Contains(train.Algos(), a) {
+			return fmt.Errorf("--algos: %q is not one of %s", a, strings.Join(train.Algos(), ", "))
 		}
 	}
 	for a, n := range fl.episodes {

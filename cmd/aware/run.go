@@ -155,7 +155,11 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 		}
 	}
 	if len(factories) == 0 {
-		return fmt.Errorf("--baselines %v: none known (static, hpa, vpa, hpa+vpa, %q)", fl.only, baselines.DefaultTarget)
+		var known []string
+		for _, f := range baselines.Factories() {
+			known = append(known, fmt.Sprintf("%q", f.Name))
+		}
+		return fmt.Errorf("--baselines %v: none known (%s)", fl.only, strings.Join(known, ", "))
 	}
 	rep := baselines.Report{
 		Command: fmt.Sprintf("aware run --apps %d --seed %d --duration %s --step %s%s", fl.apps, fl.seed, fl.duration, fl.step, fl.tune.args()),

@@ -102,11 +102,11 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(train.Algos, fl.algo) {
-		return fmt.Errorf("--algo %q: want one of %s", fl.algo, strings.Join(train.Algos, ", "))
+	if !slices.Contains(train.Algos(), fl.algo) {
+		return fmt.Errorf("--algo %q: want one of %s", fl.algo, strings.Join(train.Algos(), ", "))
 	}
 	if fl.episodes == 0 {
-		fl.episodes = train.DefaultEpisodes[fl.algo]
+		fl.episodes = train.DefaultEpisodes(fl.algo)
 	}
 	if fl.episodes < 1 {
 		return fmt.Errorf("--episodes %d: must be positive", fl.episodes)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
@@ -30,8 +31,8 @@ func (static) Recommend(o recommender.Observation) recommender.Allocation {
 	return o.Current
 }
 
-// Factories are the baselines, in table order.
-func Factories() []Factory {
+// builtin are the baselines of the paper, in table order.
+func builtin() []Factory {
 	return []Factory{
 		{"static", func(recommender.Bounds, time.Duration, float64) (recommender.Recommender, error) {
 			return static{}, nil
@@ -49,6 +50,36 @@ func Factories() []Factory {
 			return mpa.New(b, step, mpa.WithHPA(hpa.WithTarget(v1alpha1.DefaultCPUTarget)), mpa.WithVPA(vpa.WithRecommenderInterval(SimVPAInterval)))
 		}},
 	}
+}
+
+var (
+	registryMu sync.RWMutex
+	registered []Factory
+)
+
+// Register adds a baseline autoscaler (docs/extending.md): `aware run
+// --baselines NAME` and Find then know it. It panics on an empty or taken
+// name or no New: programming errors, as with database/sql.Register.
+func Register(f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if f.Name == "" || f.New == nil {
+		panic(fmt.Sprintf("baselines: Register %q: name and New are required", f.Name))
+	}
+	for _, o := range append(builtin(), registered...) {
+		if o.Name == f.Name {
+			panic("baselines: " + f.Name + " registered twice")
+		}
+	}
+	registered = append(registered, f)
+}
+
+// Factories are the baselines in table order: the paper's, then the
+// registered ones in registration order.
+func Factories() []Factory {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return append(builtin(), registered...)
 }
 
 // SimVPAInterval is the VPA recommender interval of the simulator's

@@ -51,10 +51,6 @@ type CompareConfig struct {
 	Progress func(Result)
 }
 
-// DefaultEpisodes are the training budgets at which the agents had
-// converged on the simulator (see docs/agents.md).
-var DefaultEpisodes = map[string]int{DDPG: 1000, PPO: 1500, PPOContinuous: 1500}
-
 // EvalSeed is the first environment seed of scored episodes for seed.
 func EvalSeed(seed uint64) uint64 { return seed + 1_000_000 }
 
@@ -124,7 +120,7 @@ func Compare(ctx context.Context, cases []Case, cfg CompareConfig) ([]Result, er
 		cfg.Step = 30 * time.Second
 	}
 	if cfg.Algos == nil {
-		cfg.Algos = Algos
+		cfg.Algos = Algos()
 	}
 	if cfg.EvalEpisodes <= 0 {
 		cfg.EvalEpisodes = 5
@@ -169,7 +165,7 @@ func compareCase(ctx context.Context, c Case, cfg CompareConfig) ([]Result, erro
 		start := time.Now()
 		n, ok := cfg.Episodes[algo]
 		if !ok {
-			n = DefaultEpisodes[algo]
+			n = DefaultEpisodes(algo)
 		}
 		ag, discrete, err := NewAgent(algo, gym.StateDim, cfg.Seed)
 		if err != nil {

@@ -44,7 +44,7 @@ func TestCompare(t *testing.T) {
 	assert.Len(t, seen, 6)
 	for i, r := range res {
 		assert.Equal(t, []string{"app-a", "app-b"}[i/3], r.App)
-		assert.Equal(t, Algos[i%3], r.Algo)
+		assert.Equal(t, Algos()[i%3], r.Algo)
 		assert.Len(t, r.Curve, cfg.Episodes[r.Algo])
 		assert.Equal(t, r.Wins, r.Agent.Reward >= r.Baseline.Reward && r.Agent.SLOViolations <= r.Baseline.SLOViolations)
 		assert.Greater(t, r.Baseline.Reward, 0.0)

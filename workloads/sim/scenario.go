@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/aware-autoscaler/aware/workloads/segments"
 )
@@ -32,30 +33,99 @@ const (
 	LoadHigh
 )
 
-// Scenarios lists every scenario in order.
-var Scenarios = []Scenario{FileSizes, DBItems, FloatOps, ImageSize, JSONSize, MatrixSize, LoadLow, LoadHigh}
+// ScenarioSpec defines an instability scenario: what it does to an
+// application's chain, its load, or both.
+type ScenarioSpec struct {
+	// Name is how reports and flags call it (lower-case words joined by
+	// '-').
+	Name string
+	// Chain returns the chain under the scenario as a new slice (nil: the
+	// chain is unchanged).
+	Chain func(chain []segments.Spec) []segments.Spec
+	// LoadFactor multiplies the load (0: unchanged).
+	LoadFactor float64
+}
 
-var scenarioNames = map[Scenario]string{
-	FileSizes: "file-sizes", DBItems: "db-items", FloatOps: "float-ops", ImageSize: "image-size",
-	JSONSize: "json-size", MatrixSize: "matrix-size", LoadLow: "load-low", LoadHigh: "load-high",
+var (
+	scenarioMu sync.RWMutex
+	specs      = map[Scenario]ScenarioSpec{}
+	order      []Scenario
+)
+
+func init() {
+	for _, b := range []struct {
+		s    Scenario
+		name string
+		load float64
+	}{{FileSizes, "file-sizes", 0}, {DBItems, "db-items", 0}, {FloatOps, "float-ops", 0}, {ImageSize, "image-size", 0},
+		{JSONSize, "json-size", 0}, {MatrixSize, "matrix-size", 0}, {LoadLow, "load-low", 0.25}, {LoadHigh, "load-high", 4}} {
+		spec := ScenarioSpec{Name: b.name, LoadFactor: b.load}
+		if b.load == 0 {
+			spec.Chain = func(chain []segments.Spec) []segments.Spec { return b.s.payload(chain) }
+		}
+		if got := RegisterScenario(spec); got != b.s {
+			panic(fmt.Sprintf("sim: scenario %s registered as %d, want %d", b.name, got, b.s))
+		}
+	}
+}
+
+// RegisterScenario adds an instability scenario (docs/extending.md) and
+// returns its value: Scenarios lists it after the built-in ones and
+// ParseScenario reads its name. It panics on a name that is empty or
+// taken, or a spec that changes neither the chain nor the load:
+// programming errors, as with database/sql.Register.
+func RegisterScenario(spec ScenarioSpec) Scenario {
+	scenarioMu.Lock()
+	defer scenarioMu.Unlock()
+	if spec.Name == "" || (spec.Chain == nil && (spec.LoadFactor == 0 || spec.LoadFactor == 1)) || spec.LoadFactor < 0 {
+		panic(fmt.Sprintf("sim: RegisterScenario %q: a name and a chain change or a positive load factor other than 1 are required", spec.Name))
+	}
+	for _, o := range specs {
+		if o.Name == spec.Name {
+			panic("sim: scenario " + spec.Name + " registered twice")
+		}
+	}
+	s := Scenario(len(order) + 1)
+	specs[s] = spec
+	order = append(order, s)
+	return s
+}
+
+// Scenarios lists every scenario in order: the paper's, then the
+// registered ones.
+func Scenarios() []Scenario {
+	scenarioMu.RLock()
+	defer scenarioMu.RUnlock()
+	return slices.Clone(order)
+}
+
+func (s Scenario) spec() (ScenarioSpec, bool) {
+	scenarioMu.RLock()
+	defer scenarioMu.RUnlock()
+	spec, ok := specs[s]
+	return spec, ok
 }
 
 func (s Scenario) String() string {
-	if n, ok := scenarioNames[s]; ok {
-		return n
+	if spec, ok := s.spec(); ok {
+		return spec.Name
 	}
 	return fmt.Sprintf("Scenario(%d)", int(s))
 }
 
+// ChangesLoad reports whether s scales the load.
+func (s Scenario) ChangesLoad() bool {
+	spec, _ := s.spec()
+	return spec.LoadFactor != 0 && spec.LoadFactor != 1
+}
+
 // ParseScenario reads a scenario name as String prints it.
 func ParseScenario(name string) (Scenario, error) {
-	for s, n := range scenarioNames {
-		if n == name {
+	var names []string
+	for _, s := range Scenarios() {
+		if s.String() == name {
 			return s, nil
 		}
-	}
-	names := make([]string, 0, len(Scenarios))
-	for _, s := range Scenarios {
 		names = append(names, s.String())
 	}
 	return 0, fmt.Errorf("unknown scenario %q (known: %v)", name, names)
@@ -73,9 +143,17 @@ func mapRank(size int, small, large []int) int {
 	return size * large[0] / small[0]
 }
 
-// Apply returns chain with the scenario's payload change (a new slice;
-// chain is not modified). Load scenarios leave the chain alone.
+// Apply returns chain with the scenario's change (a new slice; chain is
+// not modified). Load scenarios leave the chain alone.
 func (s Scenario) Apply(chain []segments.Spec) []segments.Spec {
+	if spec, ok := s.spec(); ok && spec.Chain != nil {
+		return spec.Chain(slices.Clone(chain))
+	}
+	return slices.Clone(chain)
+}
+
+// payload is a built-in scenario's change of payload sizes.
+func (s Scenario) payload(chain []segments.Spec) []segments.Spec {
 	out := slices.Clone(chain)
 	kb := func(k ...int) []int {
 		for i := range k {
@@ -104,16 +182,15 @@ func (s Scenario) Apply(chain []segments.Spec) []segments.Spec {
 
 // Inject applies scenario s to application i from its next step on.
 func (c *Cluster) Inject(i int, s Scenario) error {
-	if _, ok := scenarioNames[s]; !ok {
+	spec, ok := s.spec()
+	if !ok {
 		return fmt.Errorf("sim: inject: unknown scenario %d", int(s))
 	}
 	a := &c.apps[i]
-	switch s {
-	case LoadLow:
-		a.Load.Scale /= 4
-		return nil
-	case LoadHigh:
-		a.Load.Scale *= 4
+	if s.ChangesLoad() {
+		a.Load.Scale *= spec.LoadFactor
+	}
+	if spec.Chain == nil {
 		return nil
 	}
 	if a.Model != nil {

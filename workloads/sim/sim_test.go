@@ -284,7 +284,7 @@ func TestAppEnv(t *testing.T) {
 }
 
 func TestScenarios(t *testing.T) {
-	for _, s := range Scenarios {
+	for _, s := range Scenarios() {
 		got, err := ParseScenario(s.String())
 		require.NoError(t, err)
 		assert.Equal(t, s, got)

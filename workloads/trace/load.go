@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,16 +29,71 @@ const (
 	FormatAzureLLM
 )
 
-var formatNames = map[Format]string{
-	FormatUnknown:            "unknown",
-	FormatCounts:             "counts",
-	FormatAzureFunctions2019: "azure-functions-2019",
-	FormatAzureFunctions2021: "azure-functions-2021",
-	FormatAzureLLM:           "azure-llm",
+var (
+	formatMu    sync.RWMutex
+	formatNames = map[Format]string{
+		FormatUnknown:            "unknown",
+		FormatCounts:             "counts",
+		FormatAzureFunctions2019: "azure-functions-2019",
+		FormatAzureFunctions2021: "azure-functions-2021",
+		FormatAzureLLM:           "azure-llm",
+	}
+	// registered are the formats of RegisterFormat, in order.
+	registered []FormatSpec
+)
+
+// FormatSpec is a trace format registered from outside this package
+// (docs/extending.md).
+type FormatSpec struct {
+	// Name is the format's (ParseFormat, --format).
+	Name string
+	// Detect reports whether a file whose first line is first (without a
+	// byte-order mark or carriage return) is in this format: a CSV header,
+	// a magic word. It is asked after the built-in headers and before the
+	// built-in counts.
+	Detect func(first string) bool
+	// Read reads the (decompressed) content of the file called name into
+	// its load series; step is the bin length of WithBinStep, for formats
+	// that list individual requests. Errors name the file and line.
+	Read func(r io.Reader, name string, step time.Duration) (Series, error)
+}
+
+// RegisterFormat adds a trace format and returns its value: Load detects
+// and reads it, ParseFormat knows its name. It panics on a name that is
+// empty or taken, or no Detect or Read: programming errors, as with
+// database/sql.Register.
+func RegisterFormat(spec FormatSpec) Format {
+	formatMu.Lock()
+	defer formatMu.Unlock()
+	if spec.Name == "" || spec.Detect == nil || spec.Read == nil {
+		panic(fmt.Sprintf("trace: RegisterFormat %q: name, Detect and Read are required", spec.Name))
+	}
+	for _, n := range formatNames {
+		if n == spec.Name {
+			panic("trace: format " + spec.Name + " registered twice")
+		}
+	}
+	f := FormatAzureLLM + 1 + Format(len(registered))
+	formatNames[f] = spec.Name
+	registered = append(registered, spec)
+	return f
+}
+
+// registeredSpec is the spec of a registered format.
+func registeredSpec(f Format) (FormatSpec, bool) {
+	formatMu.RLock()
+	defer formatMu.RUnlock()
+	i := int(f - FormatAzureLLM - 1)
+	if i < 0 || i >= len(registered) {
+		return FormatSpec{}, false
+	}
+	return registered[i], true
 }
 
 // String returns the format's name as accepted by ParseFormat.
 func (f Format) String() string {
+	formatMu.RLock()
+	defer formatMu.RUnlock()
 	if n, ok := formatNames[f]; ok {
 		return n
 	}
@@ -46,12 +102,20 @@ func (f Format) String() string {
 
 // ParseFormat returns the format named s (see Format.String).
 func ParseFormat(s string) (Format, error) {
-	for f, n := range formatNames {
-		if n == s && f != FormatUnknown {
+	formatMu.RLock()
+	defer formatMu.RUnlock()
+	var known []string
+	for f := FormatCounts; ; f++ {
+		n, ok := formatNames[f]
+		if !ok {
+			break
+		}
+		if n == s {
 			return f, nil
 		}
+		known = append(known, n)
 	}
-	return FormatUnknown, fmt.Errorf("unknown trace format %q (known: counts, azure-functions-2019, azure-functions-2021, azure-llm)", s)
+	return FormatUnknown, fmt.Errorf("unknown trace format %q (known: %s)", s, strings.Join(known, ", "))
 }
 
 // detect recognises the format from the start of the (decompressed) content
@@ -74,7 +138,16 @@ func detect(br *bufio.Reader, name string) (Format, error) {
 		return FormatAzureFunctions2021, nil
 	case line == "TIMESTAMP,ContextTokens,GeneratedTokens":
 		return FormatAzureLLM, nil
-	case looksLikeCounts(head, first):
+	}
+	formatMu.RLock()
+	for i, spec := range registered {
+		if spec.Detect(line) {
+			formatMu.RUnlock()
+			return FormatAzureLLM + 1 + Format(i), nil
+		}
+	}
+	formatMu.RUnlock()
+	if looksLikeCounts(head, first) {
 		return FormatCounts, nil
 	}
 	if len(line) > 80 {
@@ -152,7 +225,11 @@ func Load(path string, opts ...LoadOption) (Series, error) {
 		}
 		return tr.Series(o.step)
 	default:
-		return Series{}, fmt.Errorf("%s: %v: no loader for this format", name, format)
+		spec, ok := registeredSpec(format)
+		if !ok {
+			return Series{}, fmt.Errorf("%s: %v: no loader for this format", name, format)
+		}
+		return spec.Read(br, name, o.step)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,25 +14,14 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab/labtest"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // tiny is a study small enough for a unit test.
 func tiny() Config {
 	return Config{Tests: 2, Apps: 2, Episodes: 6, Source: 4, Meta: lab.MetaRun{Apps: 3, Rounds: 1, M: 4, Seed: 1},
 		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.05}, Seed: 1}
-}
-
-func newLab(t *testing.T) *lab.Lab {
-	t.Helper()
-	cfg := lab.DefaultConfig()
-	cfg.PoolSize, cfg.Traces = 60, "" // synthetic shapes: the same on every machine
-	cfg.Tune.Steps, cfg.Tune.Warmup = 240, 20
-	l, err := lab.New(cfg)
-	require.NoError(t, err)
-	return l
 }
 
 // zeroSeconds drops the one figure that is a measurement of the machine.
@@ -58,7 +46,7 @@ func TestShardsEqualUnsharded(t *testing.T) {
 		t.Skip("trains agents")
 	}
 	ctx := context.Background()
-	l := newLab(t)
+	l := labtest.New(t)
 	root := t.TempDir()
 	run := func(dir, policies string, shard study.ShardSpec) error {
 		p, err := lab.OpenPolicies(filepath.Join(root, policies), l)
@@ -188,17 +176,5 @@ func TestRenderGolden(t *testing.T) {
 	}
 	var b strings.Builder
 	require.NoError(t, rep.Markdown(&b))
-	golden(t, "report.golden.md", b.String())
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "go test -update writes it")
-	assert.Equal(t, string(want), got)
+	labtest.Golden(t, "report.golden.md", b.String())
 }

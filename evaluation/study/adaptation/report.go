@@ -172,7 +172,7 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 			c.Rule.Window, 100*c.Rule.Tolerance, ref),
 		fmt.Sprintf("Figures are means over units with %.0f %% percentile-bootstrap intervals (%d resamples); ratios are ratios of means, units resampled in pairs. Load: %s.", 100*bs.Level, bs.Resamples, strings.Join(traces, "; ")),
 	}
-	if need := train.DefaultEpisodes[train.DDPG]; c.Source < need {
+	if need := train.DefaultEpisodes(train.DDPG); c.Source < need {
 		rep.Paragraphs = append(rep.Paragraphs, fmt.Sprintf("Note: DDPG needs about %d episodes to converge on these applications (docs/agents.md); TL's and TL+'s source policies trained %d, so TL starts from a less trained policy than the paper's, and a quick run shows directions, not the paper's magnitudes.", need, c.Source))
 	}
 	if n := lab.ConvergedNote(c.Converged); c.Converged > 0 && n != "" {

@@ -2,8 +2,6 @@ package bootstrapping
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,22 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/evaluation/study"
-	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab/labtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "go test -update writes it")
-	assert.Equal(t, string(want), got)
-}
 
 func constant(n int, reward, slo, cpu, mem float64) Run {
 	var r Run
@@ -72,7 +56,7 @@ func TestRenderGoldenAndKnownRatios(t *testing.T) {
 	}
 	var b strings.Builder
 	require.NoError(t, rep.Markdown(&b))
-	golden(t, "report.golden.md", b.String())
+	labtest.Golden(t, "report.golden.md", b.String())
 	_, err = Outcomes(c, plan[:2], runs[:2])
 	assert.ErrorContains(t, err, "no rule-based cell")
 }
@@ -85,13 +69,8 @@ func TestArmsRun(t *testing.T) {
 		t.Skip("trains agents")
 	}
 	ctx := context.Background()
-	cfg := lab.DefaultConfig()
-	cfg.PoolSize, cfg.Traces = 60, ""
-	cfg.Tune.Steps, cfg.Tune.Warmup = 240, 20
-	l, err := lab.New(cfg)
-	require.NoError(t, err)
-	p, err := lab.OpenPolicies(t.TempDir(), l)
-	require.NoError(t, err)
+	l := labtest.New(t)
+	p := labtest.Policies(t, l)
 	c := Config{Apps: 1, Episodes: 6, Records: 2, Updates: 50, Converged: 3, Seed: 1}
 	require.NoError(t, c.Validate())
 	apps, err := c.Draw(l)

@@ -54,24 +54,19 @@ func Outcomes(c Config, plan study.Plan, runs []Run) ([]Outcome, error) {
 	return out, nil
 }
 
-func values(outs []Outcome, arm string, acting bool, get func(lab.Means) float64) []float64 {
-	out := make([]float64, len(outs))
-	for i, o := range outs {
-		m := o.All[arm]
-		if acting {
-			m = o.Acting[arm]
+func valuesOf(outs []Outcome, acting bool) lab.Values {
+	return func(arm string, f lab.Figure) []float64 {
+		out := make([]float64, len(outs))
+		for i, o := range outs {
+			m := o.All[arm]
+			if acting {
+				m = o.Acting[arm]
+			}
+			out[i] = f.Of(m)
 		}
-		out[i] = get(m)
+		return out
 	}
-	return out
 }
-
-var (
-	cpu    = func(m lab.Means) float64 { return m.CPUUtil }
-	memory = func(m lab.Means) float64 { return m.MemoryUtil }
-	slo    = func(m lab.Means) float64 { return m.SLOViolations }
-	reward = func(m lab.Means) float64 { return m.Reward }
-)
 
 // Render is the study's report, with its plots written into dir.
 func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Bootstrap, dir string) (study.Report, error) {
@@ -95,37 +90,18 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		{fmt.Sprintf("All %d episodes, per arm: mean [95 %% CI] over applications", c.Episodes), false},
 		{fmt.Sprintf("Episodes %d–%d (after the records: the bootstrapped agent acts)", c.Records+1, c.Episodes), true},
 	} {
-		t := study.Table{Title: part.title, Columns: []string{"arm", "CPU util", "memory util", "SLO violations / episode", "reward"}}
-		for _, arm := range Arms {
-			row := []string{arm}
-			for _, get := range []func(lab.Means) float64{cpu, memory, slo, reward} {
-				e, err := bs.Mean(values(outs, arm, part.acting, get))
-				if err != nil {
-					return study.Report{}, err
-				}
-				row = append(row, e.String())
-			}
-			t.Rows = append(t.Rows, row)
+		t, err := lab.ArmTable(part.title, Arms, lab.Figures, bs, valuesOf(outs, part.acting))
+		if err != nil {
+			return study.Report{}, err
 		}
 		rep.Tables = append(rep.Tables, t)
 	}
-	for _, r := range []struct {
-		figure   string
-		num, den string
-		get      func(lab.Means) float64
-		paper    float64
-	}{
-		{"CPU util, bootstrapped / not", AWARE, NoBoot, cpu, 1.475},
-		{"memory util, bootstrapped / not", AWARE, NoBoot, memory, 1.392},
-		{"SLO violations, not bootstrapped / bootstrapped", NoBoot, AWARE, slo, 16.9},
-		{"reward, bootstrapped / not", AWARE, NoBoot, reward, 1.473},
-	} {
-		e, err := bs.Ratio(values(outs, r.num, false, r.get), values(outs, r.den, false, r.get), true)
-		if err != nil {
-			e = study.Estimate{}
-		}
-		rep.Headlines = append(rep.Headlines, study.Headline{Study: Name, Figure: r.figure, Ours: e, Paper: r.paper})
-	}
+	rep.Headlines = lab.Headlines(Name, []lab.Ratio{
+		{Figure: "CPU util, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.CPUUtil, Paper: 1.475},
+		{Figure: "memory util, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.MemoryUtil, Paper: 1.392},
+		{Figure: "SLO violations, not bootstrapped / bootstrapped", Num: NoBoot, Den: AWARE, Of: lab.SLOViolations, Paper: 16.9},
+		{Figure: "reward, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.Reward, Paper: 1.473},
+	}, bs, valuesOf(outs, false))
 	for _, f := range []struct {
 		file, title, y string
 		get            func(lab.Curve, int) float64

@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
@@ -137,7 +138,6 @@ type Runner struct {
 // Cell runs one cell.
 func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	cfg, l := r.Config, r.Lab
-	m := l.Config().Mapping
 	seed := c.Seed + 99_000
 	var out Run
 	start := time.Now()
@@ -156,15 +156,9 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 		}
 		out.Before, out.Target = from.Greedy.Reward, target.Greedy.Reward
 		start = time.Now()
-		env, err := l.Env(c.App, 0)
-		if err != nil {
+		if err := r.keepTraining(ctx, &out, ag, c.App, 0, seed); err != nil {
 			return Run{}, err
 		}
-		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes, Seed: seed, Explore: true, Mapping: m})
-		if err != nil {
-			return Run{}, err
-		}
-		out.Add(eps...)
 	case Scenario:
 		sc, err := sim.ParseScenario(c.Scenario)
 		if err != nil {
@@ -176,15 +170,9 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 		}
 		out.Before = from.Greedy.Reward
 		start = time.Now()
-		env, err := l.Env(c.App, sc)
-		if err != nil {
+		if err := r.keepTraining(ctx, &out, ag, c.App, sc, seed); err != nil {
 			return Run{}, err
 		}
-		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes, Seed: seed, Explore: true, Mapping: m})
-		if err != nil {
-			return Run{}, err
-		}
-		out.Add(eps...)
 	case EarlyAgent:
 		tr, _, err := r.Policies.Get(ctx, lab.Policy{App: c.App, Seed: c.Seed, Episodes: cfg.Converged})
 		if err != nil {
@@ -210,6 +198,21 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// keepTraining trains ag on app under sc (exploring) for the budget after
+// a change, adding the episodes to out.
+func (r *Runner) keepTraining(ctx context.Context, out *Run, ag agent.Agent, app string, sc sim.Scenario, seed uint64) error {
+	env, err := r.Lab.Env(app, sc)
+	if err != nil {
+		return err
+	}
+	eps, err := train.Run(ctx, env, ag, train.Config{Episodes: r.Config.Episodes, Seed: seed, Explore: true, Mapping: r.Lab.Config().Mapping})
+	if err != nil {
+		return err
+	}
+	out.Add(eps...)
+	return nil
 }
 
 // Cost is the single-core time of the whole study at lab.Pace.

@@ -2,8 +2,6 @@ package characterisation
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,22 +11,9 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab/labtest"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "go test -update writes it")
-	assert.Equal(t, string(want), got)
-}
 
 // recovering is a run that starts at lo and climbs by step per episode to
 // hi.
@@ -101,7 +86,7 @@ func TestRenderGolden(t *testing.T) {
 	}
 	var b strings.Builder
 	require.NoError(t, rep.Markdown(&b))
-	golden(t, "report.golden.md", b.String())
+	labtest.Golden(t, "report.golden.md", b.String())
 }
 
 // TestCellsRun runs each kind of cell on a small pool.
@@ -110,13 +95,8 @@ func TestCellsRun(t *testing.T) {
 		t.Skip("trains agents")
 	}
 	ctx := context.Background()
-	cfg := lab.DefaultConfig()
-	cfg.PoolSize, cfg.Traces = 60, ""
-	cfg.Tune.Steps, cfg.Tune.Warmup = 240, 20
-	l, err := lab.New(cfg)
-	require.NoError(t, err)
-	p, err := lab.OpenPolicies(t.TempDir(), l)
-	require.NoError(t, err)
+	l := labtest.New(t)
+	p := labtest.Policies(t, l)
 	c := Config{Apps: 2, Scenarios: []string{"load-low"}, Converged: 4, Early: 3, Episodes: 3, Rule: train.ConvergenceRule{Window: 2, Tolerance: 0.05}, Seed: 1}
 	require.NoError(t, c.Validate())
 	apps, units, err := c.Draw(l)

@@ -66,3 +66,18 @@ var Pace = struct {
 	// Tune is one application's HPA target search.
 	Tune time.Duration
 }{DDPG: 25 * time.Millisecond, Meta: 150 * time.Millisecond, Rule: 2 * time.Millisecond, Tune: 100 * time.Millisecond}
+
+// Figure is one of Means' figures by name, for tables and ratios.
+type Figure struct {
+	Name string
+	Of   func(Means) float64
+}
+
+// The figures of Means, in table order.
+var (
+	CPUUtil       = Figure{"CPU util", func(m Means) float64 { return m.CPUUtil }}
+	MemoryUtil    = Figure{"memory util", func(m Means) float64 { return m.MemoryUtil }}
+	SLOViolations = Figure{"SLO violations / episode", func(m Means) float64 { return m.SLOViolations }}
+	Reward        = Figure{"reward", func(m Means) float64 { return m.Reward }}
+	Figures       = []Figure{CPUUtil, MemoryUtil, SLOViolations, Reward}
+)

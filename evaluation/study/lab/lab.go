@@ -183,6 +183,9 @@ func (l *Lab) Split(split string) []string {
 
 // Draw is n distinct applications of split drawn by rnd, in draw order.
 func (l *Lab) Draw(split string, n int, rnd *rand.Rand) ([]string, error) {
+	if rnd == nil {
+		return nil, fmt.Errorf("lab: drawing %d %s-split applications: no source of randomness", n, split)
+	}
 	names := l.Split(split)
 	if n > len(names) {
 		return nil, fmt.Errorf("lab: %d %s-split applications wanted, the pool of %d (seed %d) has %d", n, split, l.cfg.PoolSize, l.cfg.PoolSeed, len(names))
@@ -347,7 +350,7 @@ func (l *Lab) Affects(name string, sc sim.Scenario) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if sc == sim.LoadLow || sc == sim.LoadHigh {
+	if sc.ChangesLoad() {
 		return true, nil
 	}
 	return !slices.Equal(sc.Apply(a.Chain), a.Chain), nil
@@ -356,6 +359,9 @@ func (l *Lab) Affects(name string, sc sim.Scenario) (bool, error) {
 // DrawAffected is up to n distinct applications of split that scenario
 // sc affects, drawn by rnd.
 func (l *Lab) DrawAffected(split string, sc sim.Scenario, n int, rnd *rand.Rand) ([]string, error) {
+	if rnd == nil {
+		return nil, fmt.Errorf("lab: drawing %s-split applications under %s: no source of randomness", split, sc)
+	}
 	var names []string
 	for _, a := range l.Split(split) {
 		ok, err := l.Affects(a, sc)
@@ -400,7 +406,7 @@ func (l *Lab) DrawAffectedUnits(split string, scenarios []string, n int, seed ui
 // ScenarioNames are the names of every instability scenario.
 func ScenarioNames() []string {
 	var out []string
-	for _, s := range sim.Scenarios {
+	for _, s := range sim.Scenarios() {
 		out = append(out, s.String())
 	}
 	return out

@@ -280,7 +280,7 @@ func (p *Policies) LoadMeta(run MetaRun) (*Meta, error) {
 // trained fewer episodes than DDPG needs to converge on the pool's
 // applications (train.DefaultEpisodes), "" otherwise.
 func ConvergedNote(episodes int) string {
-	need := train.DefaultEpisodes[train.DDPG]
+	need := train.DefaultEpisodes(train.DDPG)
 	if episodes >= need {
 		return ""
 	}

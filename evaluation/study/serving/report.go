@@ -53,20 +53,15 @@ func Outcomes(c Config, plan study.Plan, runs []Run) ([]Outcome, error) {
 	return out, nil
 }
 
-func values(units []Outcome, arm string, get func(lab.Means) float64) []float64 {
-	out := make([]float64, len(units))
-	for i, u := range units {
-		out[i] = get(u.After[arm])
+func valuesOf(units []Outcome) lab.Values {
+	return func(arm string, f lab.Figure) []float64 {
+		out := make([]float64, len(units))
+		for i, u := range units {
+			out[i] = f.Of(u.After[arm])
+		}
+		return out
 	}
-	return out
 }
-
-var (
-	cpu    = func(m lab.Means) float64 { return m.CPUUtil }
-	memory = func(m lab.Means) float64 { return m.MemoryUtil }
-	slo    = func(m lab.Means) float64 { return m.SLOViolations }
-	reward = func(m lab.Means) float64 { return m.Reward }
-)
 
 // Render is the study's report, with its plots written into dir.
 func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Bootstrap, dir string) (study.Report, error) {
@@ -89,30 +84,26 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	if n := lab.ConvergedNote(c.Converged); n != "" {
 		rep.Paragraphs = append(rep.Paragraphs, n)
 	}
-	t := study.Table{Title: "After the switch, per arm: mean [95 % CI] over units",
-		Columns: []string{"arm", "CPU util", "memory util", "SLO violations / episode", "reward", "episodes retraining"}}
-	for _, arm := range Arms {
-		row := []string{arm}
-		for _, get := range []func(lab.Means) float64{cpu, memory, slo, reward} {
-			e, err := bs.Mean(values(units, arm, get))
-			if err != nil {
-				return study.Report{}, err
-			}
-			row = append(row, e.String())
+	values := valuesOf(units)
+	t, err := lab.ArmTable("After the switch, per arm: mean [95 % CI] over units", Arms, lab.Figures, bs, values)
+	if err != nil {
+		return study.Report{}, err
+	}
+	var retrain []float64
+	for _, u := range units {
+		retrain = append(retrain, float64(u.Retraining))
+	}
+	e, err := bs.Mean(retrain)
+	if err != nil {
+		return study.Report{}, err
+	}
+	t.Columns = append(t.Columns, "episodes retraining")
+	for i := range t.Rows {
+		cell := "–"
+		if Arms[i] == AWARE {
+			cell = e.String()
 		}
-		retrain := "–"
-		if arm == AWARE {
-			var n []float64
-			for _, u := range units {
-				n = append(n, float64(u.Retraining))
-			}
-			e, err := bs.Mean(n)
-			if err != nil {
-				return study.Report{}, err
-			}
-			retrain = e.String()
-		}
-		t.Rows = append(t.Rows, append(row, retrain))
+		t.Rows[i] = append(t.Rows[i], cell)
 	}
 	rep.Tables = append(rep.Tables, t)
 
@@ -142,24 +133,13 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	}
 	rep.Tables = append(rep.Tables, st)
 
-	for _, r := range []struct {
-		figure   string
-		num, den string
-		get      func(lab.Means) float64
-		paper    float64
-	}{
-		{"CPU util, AWARE / no retraining", AWARE, NoRetrain, cpu, 1.096},
-		{"memory util, AWARE / no retraining", AWARE, NoRetrain, memory, 1.148},
-		{"SLO violations, no retraining / AWARE", NoRetrain, AWARE, slo, 3.1},
-		{"reward, AWARE / no retraining", AWARE, NoRetrain, reward, 1.086},
-		{"reward, AWARE / converged", AWARE, Converged, reward, 0.964},
-	} {
-		e, err := bs.Ratio(values(units, r.num, r.get), values(units, r.den, r.get), true)
-		if err != nil {
-			e = study.Estimate{}
-		}
-		rep.Headlines = append(rep.Headlines, study.Headline{Study: Name, Figure: r.figure, Ours: e, Paper: r.paper})
-	}
+	rep.Headlines = lab.Headlines(Name, []lab.Ratio{
+		{Figure: "CPU util, AWARE / no retraining", Num: AWARE, Den: NoRetrain, Of: lab.CPUUtil, Paper: 1.096},
+		{Figure: "memory util, AWARE / no retraining", Num: AWARE, Den: NoRetrain, Of: lab.MemoryUtil, Paper: 1.148},
+		{Figure: "SLO violations, no retraining / AWARE", Num: NoRetrain, Den: AWARE, Of: lab.SLOViolations, Paper: 3.1},
+		{Figure: "reward, AWARE / no retraining", Num: AWARE, Den: NoRetrain, Of: lab.Reward, Paper: 1.086},
+		{Figure: "reward, AWARE / converged", Num: AWARE, Den: Converged, Of: lab.Reward, Paper: 0.964},
+	}, bs, values)
 
 	// Reward around the switch, mean over units.
 	n := c.Before + c.After
@@ -185,14 +165,14 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	rep.Figures = append(rep.Figures, study.Figure{File: "reward-around-switch.png", Caption: "Episode reward around the scenario switch, mean over units"})
 	for _, f := range []struct {
 		file, title, x string
-		get            func(lab.Means) float64
+		fig            lab.Figure
 	}{
-		{"slo-cdf.png", "SLO violations per episode after the switch", "SLO violations / episode", slo},
-		{"cpu-util-cdf.png", "CPU utilisation after the switch", "CPU utilisation", cpu},
+		{"slo-cdf.png", "SLO violations per episode after the switch", "SLO violations / episode", lab.SLOViolations},
+		{"cpu-util-cdf.png", "CPU utilisation after the switch", "CPU utilisation", lab.CPUUtil},
 	} {
 		var samples []plot.Sample
 		for _, arm := range Arms {
-			samples = append(samples, plot.Sample{Name: arm, Values: values(units, arm, f.get)})
+			samples = append(samples, plot.Sample{Name: arm, Values: values(arm, f.fig)})
 		}
 		if err := plot.SaveCDF(filepath.Join(dir, f.file), plot.CDF{Title: f.title, XLabel: f.x, Samples: samples}); err != nil {
 			return study.Report{}, err

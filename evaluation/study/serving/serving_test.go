@@ -2,8 +2,6 @@ package serving
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,22 +12,9 @@ import (
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab/labtest"
 	"github.com/aware-autoscaler/aware/generator"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "go test -update writes it")
-	assert.Equal(t, string(want), got)
-}
 
 // flat is a run of n episodes whose figures step from before to after at
 // episode k.
@@ -99,7 +84,7 @@ func TestRenderGolden(t *testing.T) {
 	}
 	var b strings.Builder
 	require.NoError(t, rep.Markdown(&b))
-	golden(t, "report.golden.md", b.String())
+	labtest.Golden(t, "report.golden.md", b.String())
 }
 
 // TestRetrainingDetectorRetrains runs the arms for real on a small pool:
@@ -111,13 +96,8 @@ func TestRetrainingDetectorRetrains(t *testing.T) {
 		t.Skip("trains agents")
 	}
 	ctx := context.Background()
-	cfg := lab.DefaultConfig()
-	cfg.PoolSize, cfg.Traces = 60, ""
-	cfg.Tune.Steps, cfg.Tune.Warmup = 240, 20
-	l, err := lab.New(cfg)
-	require.NoError(t, err)
-	p, err := lab.OpenPolicies(t.TempDir(), l)
-	require.NoError(t, err)
+	l := labtest.New(t)
+	p := labtest.Policies(t, l)
 	c := Config{Apps: 1, Scenarios: []string{"load-high"}, Converged: 20, Before: 3, After: 10, Window: 2, ServingTolerance: 0.02, VarianceTolerance: 0.02, Seed: 1}
 	require.NoError(t, c.Validate())
 	units, err := c.Draw(l)
