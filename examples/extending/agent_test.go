@@ -7,17 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/evaluation/train"
-	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
-	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -105,16 +101,7 @@ func TestAgentFromOutside(t *testing.T) {
 	ag, discrete, err := train.NewAgent("move-bandit", gym.StateDim, 1)
 	require.NoError(t, err)
 	require.True(t, discrete)
-	prof, err := calibration.Default()
-	require.NoError(t, err)
-	opts := generator.DefaultOptions()
-	opts.Apps = 3
-	apps, err := generator.Generate(opts, prof)
-	require.NoError(t, err)
-	shapes, err := pool.LoadShapes("", 30*time.Second, 1)
-	require.NoError(t, err)
-	simApps, err := pool.SimApps(apps, shapes)
-	require.NoError(t, err)
+	prof, simApps := simulated(t, 3)
 	env, err := sim.NewEnv(prof, simApps[0])
 	require.NoError(t, err)
 	eps, err := train.Run(context.Background(), env, ag, train.Config{Episodes: 3, Seed: 1, Discrete: true, Explore: true})

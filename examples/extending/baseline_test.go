@@ -10,9 +10,6 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
-	"github.com/aware-autoscaler/aware/generator"
-	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -50,16 +47,7 @@ func TestBaselineFromOutside(t *testing.T) {
 	assert.Equal(t, []string{"static", "hpa", "vpa", "hpa+vpa", baselines.DefaultTarget, "step-scaler"}, names)
 	assert.Panics(t, func() { baselines.Register(baselines.Factory{Name: "hpa", New: nil}) })
 
-	prof, err := calibration.Default()
-	require.NoError(t, err)
-	opts := generator.DefaultOptions()
-	opts.Apps = 4
-	apps, err := generator.Generate(opts, prof)
-	require.NoError(t, err)
-	shapes, err := pool.LoadShapes("", 30*time.Second, 1)
-	require.NoError(t, err)
-	simApps, err := pool.SimApps(apps, shapes)
-	require.NoError(t, err)
+	prof, simApps := simulated(t, 4)
 	for _, name := range []string{"step-scaler", "hpa+vpa"} {
 		f, ok := baselines.Find(name)
 		require.True(t, ok, name)
