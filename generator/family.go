@@ -16,7 +16,8 @@ type Family struct {
 	Name string
 	// Chain draws a chain of 1 to maxSegments segments with r from
 	// calibrated (segment name → the sizes the profile has entries for,
-	// ascending). A chain the profile cannot cost is refused by Generate,
+	// ascending; shared by every application of the pool: read it, do not
+	// change it). A chain the profile cannot cost is refused by Generate,
 	// naming the family.
 	Chain func(r *rand.Rand, maxSegments int, calibrated map[string][]int) ([]segments.Spec, error)
 }

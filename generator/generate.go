@@ -171,11 +171,19 @@ func Generate(opts Options, prof *calibration.Profile) ([]App, error) {
 	if len(pool) == 0 {
 		return nil, errors.New("generator: the calibration profile has no entry of a known segment at one of its sizes")
 	}
+	// What a family draws from: segment → calibrated sizes.
+	var calibrated map[string][]int
+	if len(opts.Families) > 0 {
+		calibrated = make(map[string][]int, len(pool))
+		for _, p := range pool {
+			calibrated[p.name] = p.sizes
+		}
+	}
 	seen := make(map[string]bool, opts.Apps)
 	apps := make([]App, opts.Apps)
 	for i := range apps {
 		r := rand.New(rand.NewPCG(uint64(opts.Seed), splitmix(uint64(i+1))))
-		a, err := generateApp(r, i+1, opts, pool, prof, seen)
+		a, err := generateApp(r, i+1, opts, pool, calibrated, prof, seen)
 		if err != nil {
 			return nil, err
 		}
@@ -221,34 +229,31 @@ func calibratedPool(prof *calibration.Profile) []poolSegment {
 	return pool
 }
 
-func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *calibration.Profile, seen map[string]bool) (App, error) {
+func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, calibrated map[string][]int, prof *calibration.Profile, seen map[string]bool) (App, error) {
 	name := AppName(i)
-	family := ""
+	family, where := "", name // where names the app, and its family in errors
 	draw := func() ([]segments.Spec, error) { return drawChain(r, opts.MaxSegments, pool), nil }
 	if len(opts.Families) > 0 {
 		family = pickFamily(r, opts.Families)
+		where = fmt.Sprintf("%s: family %s", name, family)
 		f, _ := findFamily(family)
-		calibrated := map[string][]int{}
-		for _, p := range pool {
-			calibrated[p.name] = p.sizes
-		}
 		draw = func() ([]segments.Spec, error) {
 			chain, err := f.Chain(r, opts.MaxSegments, calibrated)
 			if err == nil && len(chain) == 0 {
 				err = fmt.Errorf("an empty chain")
 			}
 			if err != nil {
-				return nil, fmt.Errorf("generator: %s: family %s: %w", name, family, err)
+				return nil, fmt.Errorf("generator: %s: %w", where, err)
 			}
 			return chain, nil
 		}
 	}
 	var chain []segments.Spec
 	for n := 0; ; n++ {
-		if n == maxDraws && family != "" {
+		switch {
+		case n == maxDraws && family != "":
 			return App{}, fmt.Errorf("generator: %s: family %s drew no chain unlike the earlier apps' in %d draws: it has too few chains for its share of the pool; widen it or lower its weight", name, family, maxDraws)
-		}
-		if n == maxDraws {
+		case n == maxDraws:
 			return App{}, fmt.Errorf("generator: %s: no chain of 1..%d segments unlike the earlier apps' in %d draws; raise maxSegments or lower apps", name, opts.MaxSegments, maxDraws)
 		}
 		var err error
@@ -262,10 +267,7 @@ func generateApp(r *rand.Rand, i int, opts Options, pool []poolSegment, prof *ca
 	}
 	cost, err := chainCost(prof, chain)
 	if err != nil {
-		if family != "" {
-			return App{}, fmt.Errorf("generator: %s: family %s: %w", name, family, err)
-		}
-		return App{}, fmt.Errorf("generator: %s: %w", name, err)
+		return App{}, fmt.Errorf("generator: %s: %w", where, err)
 	}
 
 	var env Environment

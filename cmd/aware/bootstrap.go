@@ -268,7 +268,7 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 		return res, err
 	}
 	f, _ := baselines.Find("hpa+vpa")
-	rec, err := f.New(baselines.RecommenderBounds(gym.BoundsOf(env.ActionSpace())).WithMinCPU(app.MinCPU), fl.step, app.Profile.Targets.CPU)
+	rec, err := f.NewFor(env.ActionSpace(), app.MinCPU, fl.step, app.Profile.Targets.CPU)
 	if err != nil {
 		return res, err
 	}

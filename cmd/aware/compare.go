@@ -68,8 +68,8 @@ func runCompare(ctx context.Context, out, progress io.Writer, fl compareFlags) e
 		return fmt.Errorf("--apps %d: must be positive", fl.apps)
 	}
 	for _, a := range fl.algos {
-		if !slices.Contains(train.Algos(), a) {
-			return fmt.Errorf("--algos: %q is not one of %s", a, strings.Join(train.Algos(), ", "))
+		if _, err := train.FindAlgorithm(a); err != nil {
+			return fmt.Errorf("--algos: %w", err)
 		}
 	}
 	for a, n := range fl.episodes {

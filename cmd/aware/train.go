@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,8 +101,8 @@ func runTrain(ctx context.Context, out io.Writer, fl trainFlags) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(train.Algos(), fl.algo) {
-		return fmt.Errorf("--algo %q: want one of %s", fl.algo, strings.Join(train.Algos(), ", "))
+	if _, err := train.FindAlgorithm(fl.algo); err != nil {
+		return fmt.Errorf("--algo: %w", err)
 	}
 	if fl.episodes == 0 {
 		fl.episodes = train.DefaultEpisodes(fl.algo)

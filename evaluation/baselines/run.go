@@ -107,6 +107,13 @@ func Find(name string) (Factory, bool) {
 	return Factory{}, false
 }
 
+// NewFor builds f's autoscaler for an application acting in space (an
+// environment's action space) with CPU floor minCPU, the step and the HPA
+// CPU target.
+func (f Factory) NewFor(space gym.Space, minCPU float64, step time.Duration, cpuTarget float64) (recommender.Recommender, error) {
+	return f.New(RecommenderBounds(gym.BoundsOf(space)).WithMinCPU(minCPU), step, cpuTarget)
+}
+
 // RecommenderBounds is b as the recommenders take it.
 func RecommenderBounds(b gym.Bounds) recommender.Bounds {
 	return recommender.Bounds{MinReplicas: b.MinReplicas, MaxReplicas: b.MaxReplicas, MinCPU: b.MinCPU, MaxCPU: b.MaxCPU, MinMemory: b.MinMemory, MaxMemory: b.MaxMemory}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/aware-autoscaler/aware/generator"
@@ -59,19 +60,48 @@ func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 			}
 			sh.Origin[src] = "synthetic"
 		}
-		if s.Step != step {
-			if s, err = trace.Resample(s, step); err != nil {
-				return Shapes{}, fmt.Errorf("pool: source %s: %w", src, err)
-			}
-		}
-		if s, err = trace.Normalize(s); err != nil {
+		if sh.Shapes[src], err = shapeOf(s, step); err != nil {
 			return Shapes{}, fmt.Errorf("pool: source %s: %w", src, err)
 		}
-		shape := make([]float64, s.Len())
-		for k := range shape {
-			shape[k] = s.Values[k] // mean 1 per step
+	}
+	return sh, nil
+}
+
+// shapeOf is s at step with mean 1 per step.
+func shapeOf(s trace.Series, step time.Duration) ([]float64, error) {
+	var err error
+	if s.Step != step {
+		if s, err = trace.Resample(s, step); err != nil {
+			return nil, err
 		}
-		sh.Shapes[src] = shape
+	}
+	if s, err = trace.Normalize(s); err != nil {
+		return nil, err
+	}
+	return slices.Clone(s.Values), nil
+}
+
+// FileShapes drives every source with one trace file in any format
+// trace.Load reads (a study rerun on the user's own load): its shape at
+// step, mean 1, for every source, with origin "file: NAME".
+func FileShapes(path string, step time.Duration) (Shapes, error) {
+	if step < time.Second {
+		return Shapes{}, fmt.Errorf("pool: step %s is below a second", step)
+	}
+	s, err := trace.Load(path, trace.WithBinStep(time.Second))
+	if err != nil {
+		return Shapes{}, fmt.Errorf("pool: trace %s: %w", path, err)
+	}
+	shape, err := shapeOf(s, step)
+	if err != nil {
+		return Shapes{}, fmt.Errorf("pool: trace %s: %w", path, err)
+	}
+	if len(shape) < 2 {
+		return Shapes{}, fmt.Errorf("pool: trace %s: %d steps of %s: too short to drive a simulation", path, len(shape), step)
+	}
+	sh := Shapes{Step: step, Shapes: map[string][]float64{}, Origin: map[string]string{}}
+	for _, src := range generator.Sources() {
+		sh.Shapes[src], sh.Origin[src] = shape, "file: "+filepath.Base(path)
 	}
 	return sh, nil
 }

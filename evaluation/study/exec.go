@@ -60,31 +60,41 @@ func Execute[R any](ctx context.Context, s Spec[R]) (Report, error) {
 	if err := checkConfig(filepath.Join(s.Dir, "config.json"), s.Config); err != nil {
 		return Report{}, fmt.Errorf("study %s: %w", s.Name, err)
 	}
+	if s.Shard == (ShardSpec{}) {
+		s.Shard = All
+	}
 	s.Meta.Study, s.Meta.Started = s.Name, time.Now().UTC()
+	old, now, err := recordCommit(filepath.Join(s.Dir, "commit"))
+	if err != nil {
+		return Report{}, err
+	}
 	var progress *Progress
 	if s.Progress != nil {
 		progress = &Progress{W: s.Progress, Name: s.Name}
-		if old, now, err := recordCommit(filepath.Join(s.Dir, "commit")); err != nil {
-			return Report{}, err
-		} else if old != now {
+		if old != now {
 			fmt.Fprintf(s.Progress, "%s: the cells already in %s were computed at commit %s, this run is at %s: they are kept; remove the folder to recompute them\n", s.Name, s.Dir, old, now)
 		}
 	}
+	var results []R
 	if s.Cell == nil {
 		if missing := store.Missing(s.Plan); len(missing) > 0 {
 			return Report{}, fmt.Errorf("study %s: %s holds %d of the plan's %d cells (the first missing: %s): run or merge the other shards",
 				s.Name, s.Dir, len(s.Plan)-len(missing), len(s.Plan), missing[0].Key())
 		}
-	} else if _, err := Run(ctx, store, s.Plan.Shard(s.Shard), s.Workers, progress, s.Cell); err != nil {
-		return Report{}, err
-	}
-	if s.Shard != All && s.Shard != (ShardSpec{}) {
-		return Report{}, fmt.Errorf("study %s %s: %w", s.Name, s.Shard, ErrShard)
-	}
-	results := make([]R, len(s.Plan))
-	for i, c := range s.Plan {
-		if err := store.Get(c, &results[i]); err != nil {
+		results = make([]R, len(s.Plan))
+		for i, c := range s.Plan {
+			if err := store.Get(c, &results[i]); err != nil {
+				return Report{}, err
+			}
+		}
+	} else {
+		// Run reads every cell of its plan back from the store: for the
+		// whole plan, those are the report's results.
+		if results, err = Run(ctx, store, s.Plan.Shard(s.Shard), s.Workers, progress, s.Cell); err != nil {
 			return Report{}, err
+		}
+		if s.Shard != All {
+			return Report{}, fmt.Errorf("study %s %s: %w", s.Name, s.Shard, ErrShard)
 		}
 	}
 	rep, err := s.Render(s.Dir, results)

@@ -73,6 +73,11 @@ func RegisterAlgorithm(a Algorithm) {
 func Algos() []string {
 	algoMu.RLock()
 	defer algoMu.RUnlock()
+	return algoNames()
+}
+
+// algoNames lists the algorithms' names; the caller holds algoMu.
+func algoNames() []string {
 	out := make([]string, len(algorithms))
 	for i, a := range algorithms {
 		out[i] = a.Name
@@ -89,11 +94,7 @@ func FindAlgorithm(name string) (Algorithm, error) {
 			return a, nil
 		}
 	}
-	names := make([]string, len(algorithms))
-	for i, a := range algorithms {
-		names[i] = a.Name
-	}
-	return Algorithm{}, fmt.Errorf("train: unknown algorithm %q (want one of %s)", name, strings.Join(names, ", "))
+	return Algorithm{}, fmt.Errorf("train: unknown algorithm %q (want one of %s)", name, strings.Join(algoNames(), ", "))
 }
 
 // DefaultEpisodes is the named algorithm's default training budget (0 when

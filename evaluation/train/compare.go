@@ -204,8 +204,7 @@ func BaselineScore(ctx context.Context, env gym.Env, f baselines.Factory, cpuTar
 	if cpuTarget <= 0 {
 		cpuTarget = v1alpha1.DefaultCPUTarget
 	}
-	b := baselines.RecommenderBounds(gym.BoundsOf(env.ActionSpace())).WithMinCPU(minCPU)
-	rec, err := f.New(b, step, cpuTarget)
+	rec, err := f.NewFor(env.ActionSpace(), minCPU, step, cpuTarget)
 	if err != nil {
 		return Score{}, fmt.Errorf("baseline %s: %w", f.Name, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -22,7 +21,6 @@ import (
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
-	"github.com/aware-autoscaler/aware/workloads/trace"
 )
 
 // Config is the world of a study.
@@ -108,18 +106,14 @@ func New(cfg Config) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	shapes, err := pool.LoadShapes(cfg.Traces, cfg.Step, cfg.ShapeSeed)
+	var shapes pool.Shapes
+	if cfg.Trace != "" {
+		shapes, err = pool.FileShapes(cfg.Trace, cfg.Step)
+	} else {
+		shapes, err = pool.LoadShapes(cfg.Traces, cfg.Step, cfg.ShapeSeed)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
-	}
-	if cfg.Trace != "" {
-		shape, err := LoadShape(cfg.Trace, cfg.Step)
-		if err != nil {
-			return nil, err
-		}
-		for src := range shapes.Shapes {
-			shapes.Shapes[src], shapes.Origin[src] = shape, "file: "+filepath.Base(cfg.Trace)
-		}
 	}
 	sims, err := pool.SimApps(apps, shapes)
 	if err != nil {
@@ -130,27 +124,6 @@ func New(cfg Config) (*Lab, error) {
 		l.index[a.Name()] = i
 	}
 	return l, nil
-}
-
-// LoadShape reads a trace file in any supported format as a load shape of
-// mean 1 at step.
-func LoadShape(path string, step time.Duration) ([]float64, error) {
-	s, err := trace.Load(path, trace.WithBinStep(time.Second))
-	if err != nil {
-		return nil, fmt.Errorf("lab: trace %s: %w", path, err)
-	}
-	if s.Step != step {
-		if s, err = trace.Resample(s, step); err != nil {
-			return nil, fmt.Errorf("lab: trace %s: %w", path, err)
-		}
-	}
-	if s, err = trace.Normalize(s); err != nil {
-		return nil, fmt.Errorf("lab: trace %s: %w", path, err)
-	}
-	if s.Len() < 2 {
-		return nil, fmt.Errorf("lab: trace %s: %d steps of %s: too short to drive a simulation", path, s.Len(), step)
-	}
-	return slices.Clone(s.Values), nil
 }
 
 // Config is the lab's configuration.
@@ -273,7 +246,7 @@ func (l *Lab) NewRuleBased(ctx context.Context, env gym.Env, name string) (recom
 	if !ok {
 		return nil, fmt.Errorf("lab: no hpa+vpa baseline")
 	}
-	rec, err := f.New(baselines.RecommenderBounds(gym.BoundsOf(env.ActionSpace())).WithMinCPU(a.MinCPU), l.cfg.Step, t.Target)
+	rec, err := f.NewFor(env.ActionSpace(), a.MinCPU, l.cfg.Step, t.Target)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %s: rule-based: %w", name, err)
 	}

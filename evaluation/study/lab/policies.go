@@ -217,8 +217,13 @@ func (p *Policies) Meta(ctx context.Context, run MetaRun, progress func()) (*Met
 	if run.Apps < 2 || run.Rounds < 1 || run.M < 1 {
 		return nil, fmt.Errorf("lab: meta run %+v: at least 2 applications, 1 round and 1 trajectory per bundle", run)
 	}
-	dir := filepath.Join(p.store.Dir, fmt.Sprintf("meta-a%d-r%d-m%d-s%d", run.Apps, run.Rounds, run.M, run.Seed))
+	dir := p.metaDir(run)
 	defer p.lock(dir)()
+	// Every AWARE cell asks for the run: once it is trained, load it
+	// without building its applications' environments or resuming it.
+	if m, err := p.LoadMeta(run); err == nil {
+		return m, nil
+	}
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
 	ag, f, err := NewMetaLearners(cfg, run.M, run.Seed, 0, ddpg.WithGaussianNoise(p.lab.cfg.Noise))
 	if err != nil {
@@ -256,10 +261,15 @@ func (p *Policies) Meta(ctx context.Context, run MetaRun, progress func()) (*Met
 	return p.LoadMeta(run)
 }
 
+// metaDir is run's folder.
+func (p *Policies) metaDir(run MetaRun) string {
+	return filepath.Join(p.store.Dir, fmt.Sprintf("meta-a%d-r%d-m%d-s%d", run.Apps, run.Rounds, run.M, run.Seed))
+}
+
 // LoadMeta loads a meta run trained before (a fresh agent and meta
 // learner, the meta learner frozen).
 func (p *Policies) LoadMeta(run MetaRun) (*Meta, error) {
-	dir := filepath.Join(p.store.Dir, fmt.Sprintf("meta-a%d-r%d-m%d-s%d", run.Apps, run.Rounds, run.M, run.Seed))
+	dir := p.metaDir(run)
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
 	ag, f, err := NewMetaLearners(cfg, run.M, run.Seed, 0, ddpg.WithGaussianNoise(p.lab.cfg.Noise))
 	if err != nil {

@@ -206,11 +206,8 @@ func Merge(ctx context.Context, name string, shards []string, o Options) (study.
 	if err != nil {
 		return study.Report{}, err
 	}
-	pol, err := lab.OpenPolicies(filepath.Join(o.Out, "policies"), l)
-	if err != nil {
-		return study.Report{}, err
-	}
-	return s.Run(ctx, o.Mode, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: study.All, Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l), RenderOnly: true})
+	// Rendering runs no cell: no policies are needed.
+	return s.Run(ctx, o.Mode, lab.Run{Lab: l, Dir: dir, Shard: study.All, Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l), RenderOnly: true})
 }
 
 // expected is the wall time of single-core time d on workers, for one
