@@ -84,3 +84,58 @@ func BenchmarkContrast(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFrozenEmbedding measures what an adapting learner asks of a
+// frozen meta learner after each episode at the default shape: insert the
+// episode (100 steps) and embed the bundle of M = 20 its buffer selects.
+// "summaries" is FLASH, which runs only the new trajectory through the
+// BiGRU; "whole-bundle" embeds all 20 again, as FLASH did before.
+func BenchmarkFrozenEmbedding(b *testing.B) {
+	const steps = 100
+	features := gym.StateDim + gym.ActDim + 1
+	e, err := NewEmbedder(DefaultConfig(features), rnd(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := NewFLASH(e, DefaultOptions(steps))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Register(Task{Name: "app", StateDim: gym.StateDim, ActionDim: gym.ActDim}); err != nil {
+		b.Fatal(err)
+	}
+	r := rnd(2)
+	states, actions, rewards := make([][]float64, steps), make([][]float64, steps), make([]float64, steps)
+	insert := func() {
+		for s := range steps {
+			states[s], actions[s], rewards[s] = randSlice(gym.StateDim, r), randSlice(gym.ActDim, r), r.Float64()
+		}
+		if err := f.Insert("app", states, actions, rewards); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var emb []float64
+	for range 24 {
+		insert()
+		if emb, err = f.Embedding(emb, "app"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("summaries", func(b *testing.B) {
+		for b.Loop() {
+			insert()
+			if emb, err = f.Embedding(emb, "app"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	var bundle []float64
+	b.Run("whole-bundle", func(b *testing.B) {
+		for b.Loop() {
+			insert()
+			trajs := f.tasks["app"].buf.Select(f.opts.M, f.opts.Selection, f.opts.SkipEpisodes)
+			bundle = Bundle(bundle, trajs, steps, features)
+			e.Embed(emb, bundle, len(trajs), steps)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/aware-autoscaler/aware/controller/rl"
@@ -168,14 +169,95 @@ func (e *Embedder) EmbedBatch(dst, bundle []float64, sizes []int, t int) {
 			b++
 		}
 	}
+	e.embedPooled(dst, nb)
+	e.dEmb = grow(e.dEmb, nb*e.cfg.Embed)
+	clear(e.dEmb)
+	e.pending = false
+}
+
+// embedPooled runs the pooled summaries of nb bundles through dropout and
+// the head into e.emb and dst.
+func (e *Embedder) embedPooled(dst []float64, nb int) {
+	h2 := 2 * e.cfg.Hidden
 	e.dropped = grow(e.dropped, nb*h2)
 	e.drop.Forward(e.dropped, e.pooled)
 	e.emb = grow(e.emb, nb*e.cfg.Embed)
 	e.head.Forward(e.emb, e.dropped, nb)
 	copy(dst, e.emb)
-	e.dEmb = grow(e.dEmb, nb*e.cfg.Embed)
-	clear(e.dEmb)
+}
+
+// Summarise writes into dst (m×2·Hidden) the summary [→h_T, ←h_1] of each
+// of m trajectories of t steps (row-major m×t×Features): the part of Embed
+// done per trajectory. A trajectory's summary does not depend on the others
+// in its batch, so a caller embedding overlapping bundles with frozen
+// weights summarises each trajectory once and embeds with EmbedSummaries
+// (FLASH does, with meta updates off). It discards any gradient not yet
+// back-propagated: no gradient flows through a summary.
+func (e *Embedder) Summarise(dst, trajs []float64, m, t int) {
+	H, h2 := e.cfg.Hidden, 2*e.cfg.Hidden
+	if m <= 0 || t <= 0 || len(trajs) != m*t*e.cfg.Features || len(dst) != m*h2 {
+		panic(fmt.Sprintf("meta: Summarise: %d trajectories × %d steps in %d values (want %d×%d×%d) into %d (want %d×%d)",
+			m, t, len(trajs), m, t, e.cfg.Features, len(dst), m, h2))
+	}
+	e.forget()
+	e.seq = grow(e.seq, m*t*h2)
+	e.gru.Forward(e.seq, trajs, m, t)
+	for i := range m {
+		copy(dst[i*h2:i*h2+H], e.seq[(i*t+t-1)*h2:])   // forward direction after the last step
+		copy(dst[i*h2+H:(i+1)*h2], e.seq[(i*t)*h2+H:]) // backward direction after the first step
+	}
+}
+
+// EmbedSummaries writes into dst (Config().Embed wide) the embedding of a
+// bundle of m trajectories given by their summaries (row-major m×2·Hidden,
+// from Summarise) in the bundle's order: what Embed gives for that bundle.
+// It discards any gradient not yet back-propagated and leaves none to add
+// to (AddGrad needs an Embed).
+func (e *Embedder) EmbedSummaries(dst, summaries []float64, m int) {
+	h2 := 2 * e.cfg.Hidden
+	if m <= 0 || len(summaries) != m*h2 || len(dst) != e.cfg.Embed {
+		panic(fmt.Sprintf("meta: EmbedSummaries: %d summaries in %d values (want %d×%d) into %d (want %d)", m, len(summaries), m, h2, len(dst), e.cfg.Embed))
+	}
+	e.forget()
+	e.pooled = grow(e.pooled, h2)
+	clear(e.pooled)
+	inv := 1 / float64(m)
+	for i := range m {
+		for j, v := range summaries[i*h2 : (i+1)*h2] {
+			e.pooled[j] += inv * v
+		}
+	}
+	e.embedPooled(dst, 1)
+}
+
+// forget drops the state of the last Embed: nothing is left to
+// back-propagate until the next.
+func (e *Embedder) forget() {
+	e.sizes, e.total, e.t = e.sizes[:0], 0, 0
 	e.pending = false
+}
+
+// fingerprint hashes the network's weights (FNV-1a over their bits, four
+// interleaved lanes), so that a cache of summaries notices weights changed
+// by anyone holding Params.
+func (e *Embedder) fingerprint() uint64 {
+	const prime = 1099511628211
+	lanes := [4]uint64{14695981039346656037, 14695981039346656037 ^ 1, 14695981039346656037 ^ 2, 14695981039346656037 ^ 3}
+	for _, p := range e.Params() {
+		v := p.Values()
+		n := len(v) &^ 3
+		for i := 0; i < n; i += 4 {
+			lanes[0] = (lanes[0] ^ math.Float64bits(v[i])) * prime
+			lanes[1] = (lanes[1] ^ math.Float64bits(v[i+1])) * prime
+			lanes[2] = (lanes[2] ^ math.Float64bits(v[i+2])) * prime
+			lanes[3] = (lanes[3] ^ math.Float64bits(v[i+3])) * prime
+		}
+		for _, x := range v[n:] {
+			lanes[0] = (lanes[0] ^ math.Float64bits(x)) * prime
+		}
+		lanes[1] = (lanes[1] ^ uint64(len(v))) * prime
+	}
+	return ((lanes[0]*prime^lanes[1])*prime^lanes[2])*prime ^ lanes[3]
 }
 
 // AddGrad adds d (the loss gradient with respect to the last embedding, or

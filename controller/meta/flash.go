@@ -3,7 +3,9 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/aware-autoscaler/aware/controller/rl"
 )
@@ -60,6 +62,7 @@ type FLASH struct {
 	updates     bool
 	current     string    // the task of the Embedder's last Embed
 	bundle      []float64 // workspace
+	sums        []float64 // workspace: a bundle's summaries
 }
 
 type flashTask struct {
@@ -68,6 +71,11 @@ type flashTask struct {
 	episodes  int
 	embedding []float64
 	stale     bool
+	// summaries holds, with meta updates off, the summary of each
+	// buffered trajectory by episode (Embedder.Summarise) under the
+	// weights whose fingerprint is weights.
+	summaries map[int][]float64
+	weights   uint64
 }
 
 // NewFLASH serves the embedder emb, with meta updates off.
@@ -176,10 +184,13 @@ func (f *FLASH) Embedding(dst []float64, task string) ([]float64, error) {
 		if f.updates {
 			f.Step()
 		}
-		if trajs := t.buf.Select(f.opts.M, f.opts.Selection, f.opts.SkipEpisodes); len(trajs) > 0 {
+		if trajs := t.buf.Select(f.opts.M, f.opts.Selection, f.opts.SkipEpisodes); len(trajs) > 0 && f.updates {
 			f.bundle = Bundle(f.bundle, trajs, f.opts.Steps, f.emb.cfg.Features)
 			f.emb.Embed(t.embedding, f.bundle, len(trajs), f.opts.Steps)
 			f.current = task
+		} else if len(trajs) > 0 {
+			f.embedFrozen(t, trajs)
+			f.current = ""
 		} else {
 			clear(t.embedding)
 		}
@@ -188,6 +199,44 @@ func (f *FLASH) Embedding(dst []float64, task string) ([]float64, error) {
 	dst = grow(dst, len(t.embedding))
 	copy(dst, t.embedding)
 	return dst, nil
+}
+
+// embedFrozen embeds trajs, t's bundle, with meta updates off: the frozen
+// embedder gives every trajectory the same summary each time it is in a
+// bundle, so only those not summarised yet under the current weights run
+// through the BiGRU (one per episode instead of M). It is Embed's result:
+// the same summaries pooled in the same order.
+func (f *FLASH) embedFrozen(t *flashTask, trajs []Trajectory) {
+	h2 := 2 * f.emb.cfg.Hidden
+	if w := f.emb.fingerprint(); t.summaries == nil || w != t.weights {
+		t.summaries, t.weights = map[int][]float64{}, w
+	}
+	var missing []Trajectory
+	for _, tr := range trajs {
+		if _, ok := t.summaries[tr.Episode]; !ok {
+			missing = append(missing, tr)
+		}
+	}
+	if len(missing) > 0 {
+		f.bundle = Bundle(f.bundle, missing, f.opts.Steps, f.emb.cfg.Features)
+		f.sums = grow(f.sums, len(missing)*h2)
+		f.emb.Summarise(f.sums, f.bundle, len(missing), f.opts.Steps)
+		for i, tr := range missing {
+			t.summaries[tr.Episode] = slices.Clone(f.sums[i*h2 : (i+1)*h2])
+		}
+	}
+	f.sums = grow(f.sums, len(trajs)*h2)
+	for i, tr := range trajs {
+		copy(f.sums[i*h2:(i+1)*h2], t.summaries[tr.Episode])
+	}
+	f.emb.EmbedSummaries(t.embedding, f.sums, len(trajs))
+	if len(t.summaries) > t.buf.Len() { // trajectories have left the buffer
+		held := make(map[int]bool, t.buf.Len())
+		for _, it := range t.buf.items {
+			held[it.Episode] = true
+		}
+		maps.DeleteFunc(t.summaries, func(ep int, _ []float64) bool { return !held[ep] })
+	}
 }
 
 // SetMetaUpdates turns meta-model updates on (training: dropout on,
@@ -201,6 +250,7 @@ func (f *FLASH) SetMetaUpdates(on bool) {
 	f.emb.SetTraining(on)
 	for _, t := range f.tasks {
 		t.stale = true // the embedding depends on the dropout mode
+		t.summaries = nil
 	}
 }
 

@@ -272,7 +272,7 @@ func (c Config) Cost(tests []Test) time.Duration {
 		}
 	}
 	p := lab.Pace
-	d := time.Duration(c.Meta.Apps*c.Meta.Rounds)*p.Meta + time.Duration(2*len(sources)*c.Source)*p.DDPG +
+	d := time.Duration(c.Meta.Apps*c.Meta.Rounds)*p.MetaTrain + time.Duration(2*len(sources)*c.Source)*p.DDPG +
 		time.Duration(units*c.Episodes)*(p.Meta+2*p.DDPG+p.Rule) + time.Duration(len(apps))*p.Tune
 	if c.Converged > 0 {
 		d += time.Duration(len(apps)) * (time.Duration(c.Converged)*p.DDPG + lab.GreedyEpisodes*p.Rule)

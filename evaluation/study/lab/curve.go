@@ -52,20 +52,26 @@ func (c Curve) Means(from, to int) (Means, error) {
 
 // Pace is the single-core time of one 100-step simulated episode, measured
 // on the 2-core development machine with the quick adaptation study's
-// cells (docs/studies.md: TL 19 ms, TL+ 27 ms, AWARE 152 ms, rule-based
-// 1 ms per episode, two cells at once) and rounded up: a study's expected
-// wall time is its episodes at these paces over its workers.
+// cells (docs/studies.md: TL 16 ms, TL+ 25 ms, AWARE 48 ms, rule-based
+// 1 ms per episode, two cells at once) and with aware meta train (115 ms
+// of CPU per episode), rounded up: a study's expected wall time is its
+// episodes at these paces over its workers.
 var Pace = struct {
 	// DDPG learning (exploring and updating after every step).
 	DDPG time.Duration
-	// Meta is an episode of the meta-trained agent: its embedding of a
-	// bundle of trajectories before the episode and its wider networks.
+	// Meta is an episode of the meta-trained agent adapting: the frozen
+	// meta learner's embedding before the episode (one new trajectory
+	// through the BiGRU, meta.FLASH) and the agent's wider networks.
 	Meta time.Duration
+	// MetaTrain is an episode of meta-training: the agent's and, every
+	// few episodes, the meta learner's updates, and a whole bundle
+	// embedded in training mode before each episode.
+	MetaTrain time.Duration
 	// Rule is the tuned HPA+VPA (and a greedy policy: no updates).
 	Rule time.Duration
 	// Tune is one application's HPA target search.
 	Tune time.Duration
-}{DDPG: 25 * time.Millisecond, Meta: 150 * time.Millisecond, Rule: 2 * time.Millisecond, Tune: 100 * time.Millisecond}
+}{DDPG: 25 * time.Millisecond, Meta: 50 * time.Millisecond, MetaTrain: 120 * time.Millisecond, Rule: 2 * time.Millisecond, Tune: 100 * time.Millisecond}
 
 // Figure is one of Means' figures by name, for tables and ratios.
 type Figure struct {
