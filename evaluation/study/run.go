@@ -16,6 +16,11 @@ import (
 // fails, the cells already running finish and are saved, no new cell
 // starts, and the error of the failed cell earliest in the plan is
 // returned.
+//
+// Cells start in plan order, except that while the first cell of an arm
+// runs, the arm's other cells wait if a cell of another arm can start: an
+// arm's first cell may build what all its cells share (the adaptation
+// study's meta-training run), and the other workers would only wait for it.
 func Run[R any](ctx context.Context, s *Store, plan Plan, workers int, progress *Progress, fn func(context.Context, Cell) (R, error)) ([]R, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, fmt.Errorf("study: %w", err)
@@ -27,11 +32,15 @@ func Run[R any](ctx context.Context, s *Store, plan Plan, workers int, progress 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make([]error, len(todo))
-	jobs := make(chan int)
+	d := newDispatcher(plan, todo)
 	var wg sync.WaitGroup
 	for range max(min(workers, len(todo)), 1) {
 		wg.Go(func() {
-			for i := range jobs {
+			for {
+				i, ok := d.take()
+				if !ok {
+					return
+				}
 				if err := ctx.Err(); err != nil {
 					errs[i] = err
 					continue
@@ -46,16 +55,13 @@ func Run[R any](ctx context.Context, s *Store, plan Plan, workers int, progress 
 					cancel()
 					continue
 				}
+				d.done(i)
 				if progress != nil {
 					progress.done(c)
 				}
 			}
 		})
 	}
-	for i := range todo {
-		jobs <- i
-	}
-	close(jobs)
 	wg.Wait()
 	// The failure that caused the cancellation (the earliest in the plan),
 	// not the cancellations; the context's error when that is all there is.
@@ -75,6 +81,64 @@ func Run[R any](ctx context.Context, s *Store, plan Plan, workers int, progress 
 		}
 	}
 	return out, nil
+}
+
+// dispatcher hands out a run's cells: in plan order, but an arm whose
+// first cell is running and none has finished is passed over while a cell
+// of another arm can start (see Run).
+type dispatcher struct {
+	mu      sync.Mutex
+	todo    Plan
+	taken   []bool
+	started map[string]bool // an arm's cell has been handed out
+	warm    map[string]bool // an arm's cell has finished (in this run or before)
+}
+
+func newDispatcher(plan, todo Plan) *dispatcher {
+	d := &dispatcher{todo: todo, taken: make([]bool, len(todo)), started: map[string]bool{}, warm: map[string]bool{}}
+	missing := map[string]bool{}
+	for _, c := range todo {
+		missing[c.Key()] = true
+	}
+	for _, c := range plan {
+		if !missing[c.Key()] {
+			d.warm[c.Arm] = true
+		}
+	}
+	return d
+}
+
+// take returns the index in todo of the next cell to run, false when every
+// cell has been handed out.
+func (d *dispatcher) take() (int, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	first := -1
+	for i, c := range d.todo {
+		if d.taken[i] {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if !d.started[c.Arm] || d.warm[c.Arm] {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return 0, false
+	}
+	d.taken[first] = true
+	d.started[d.todo[first].Arm] = true
+	return first, true
+}
+
+// done records that todo[i] finished.
+func (d *dispatcher) done(i int) {
+	d.mu.Lock()
+	d.warm[d.todo[i].Arm] = true
+	d.mu.Unlock()
 }
 
 // ctxErr reports whether err is, or wraps, a context's end.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,6 +109,36 @@ func TestRunResumesAndDoesNotDependOnWorkers(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Contains(t, out.String(), fmt.Sprintf("adaptation: %d of 24 cells already done (resuming)", done))
 	assert.Contains(t, out.String(), "adaptation: 24/24 cells (100%)")
+}
+
+// TestRunWarmsEachArmFirst: while an arm's first cell runs (building what
+// the arm's cells share), the other worker runs the other arms' cells
+// instead of the arm's next one; with nothing else left it runs that one.
+func TestRunWarmsEachArmFirst(t *testing.T) {
+	p := Plan{{Arm: "meta", App: "a"}, {Arm: "meta", App: "b"}, {Arm: "tl", App: "a"}, {Arm: "tl", App: "b"}, {Arm: "tl", App: "c"}, {Arm: "meta", App: "c"}}
+	var mu sync.Mutex
+	var started []string
+	tlDone, allTL := 0, make(chan struct{})
+	_, err := Run(context.Background(), mustStore(t), p, 2, nil, func(_ context.Context, c Cell) (result, error) {
+		mu.Lock()
+		started = append(started, c.Key())
+		mu.Unlock()
+		switch {
+		case c.Arm == "meta" && c.App == "a":
+			<-allTL // the long first cell of its arm
+		case c.Arm == "tl":
+			mu.Lock()
+			if tlDone++; tlDone == 3 {
+				close(allTL)
+			}
+			mu.Unlock()
+		}
+		return result{}, nil
+	})
+	require.NoError(t, err)
+	require.Len(t, started, 6)
+	assert.ElementsMatch(t, []string{"meta_a_s0", "tl_a_s0", "tl_b_s0", "tl_c_s0"}, started[:4])
+	assert.ElementsMatch(t, []string{"meta_b_s0", "meta_c_s0"}, started[4:])
 }
 
 func TestRunRefusesAnInvalidPlan(t *testing.T) {
