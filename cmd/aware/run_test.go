@@ -106,15 +106,20 @@ func TestTrainCommand(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	base := trainFlags{algo: "ddpg", app: "app-0001", episodes: 1, step: 30 * time.Second, out: t.TempDir(), plot: "curve.png"}
-	for _, bad := range []func(*trainFlags){
-		func(f *trainFlags) { f.algo = "sarsa" },
-		func(f *trainFlags) { f.app = "web" },
-		func(f *trainFlags) { f.episodes = -1 },
-		func(f *trainFlags) { f.plot = "curve.gif" },
+	for _, bad := range []struct {
+		set func(*trainFlags)
+		err string
+	}{
+		{func(f *trainFlags) { f.algo = "sarsa" }, "--algo"},
+		{func(f *trainFlags) { f.app = "web" }, `--app "web": want a pool name like app-0001`},
+		{func(f *trainFlags) { f.app = "app-9999" }, `--app "app-9999": not in the pool, which holds app-0001 to app-1000`},
+		{func(f *trainFlags) { f.app = "app-0000" }, `--app "app-0000": want a pool name`},
+		{func(f *trainFlags) { f.episodes = -1 }, "--episodes -1"},
+		{func(f *trainFlags) { f.plot = "curve.gif" }, "--plot"},
 	} {
 		fl := base
-		bad(&fl)
-		assert.Error(t, runTrain(context.Background(), &buf, fl))
+		bad.set(&fl)
+		assert.ErrorContains(t, runTrain(context.Background(), &buf, fl), bad.err)
 	}
 }
 

@@ -88,10 +88,15 @@ func simulate(apps []generator.App, traces string, step time.Duration, seed uint
 	return simApps, shapes, err
 }
 
+// parseApp returns the index of the pool application called name: app-0001
+// to app-1000 (generator.DefaultOptions().Apps) name the 1000-app pool.
 func parseApp(name string) (int, error) {
 	idx, err := strconv.Atoi(strings.TrimPrefix(name, "app-"))
 	if err != nil || idx < 1 || !strings.HasPrefix(name, "app-") {
 		return 0, fmt.Errorf("--app %q: want a pool name like app-0001", name)
+	}
+	if n := generator.DefaultOptions().Apps; idx > n {
+		return 0, fmt.Errorf("--app %q: not in the pool, which holds app-0001 to app-%04d", name, n)
 	}
 	return idx, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 )
 
 // gzipMagic starts every gzip stream (RFC 1952).
@@ -43,10 +44,39 @@ type gzipErrors struct{ r io.Reader }
 
 func (g *gzipErrors) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = fmt.Errorf("gzip: the compressed data ends early: the file is truncated (%w)", err)
+	case err != nil && !errors.Is(err, io.EOF):
 		err = fmt.Errorf("gzip: %w", err)
 	}
 	return n, err
+}
+
+// binaryAt returns the offset of the first byte of head that no text trace
+// holds (NUL or another control character than white space, or invalid
+// UTF-8), or -1. full says head is only the start of the content: an
+// incomplete character at its end is not counted.
+func binaryAt(head []byte, full bool) int {
+	for i := 0; i < len(head); {
+		c := head[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f' || c == 0x7f {
+				return i
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n <= 1 {
+			if full && len(head)-i < utf8.UTFMax && !utf8.FullRune(head[i:]) {
+				return -1
+			}
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // openFile opens path and returns its (decompressed) content and the name to

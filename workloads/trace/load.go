@@ -124,7 +124,17 @@ func ParseFormat(s string) (Format, error) {
 func detect(br *bufio.Reader, name string) (Format, error) {
 	head, err := br.Peek(readBufferSize)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-		return FormatUnknown, fmt.Errorf("%s: read: %w", name, err)
+		return FormatUnknown, fmt.Errorf("%s: %w", name, err)
+	}
+	whole := err != nil && errors.Is(err, io.EOF)
+	if whole && len(bytes.TrimSpace(head)) == 0 {
+		if len(head) == 0 {
+			return FormatUnknown, fmt.Errorf("%s: the file is empty", name)
+		}
+		return FormatUnknown, fmt.Errorf("%s: the file holds only white space", name)
+	}
+	if at := binaryAt(head, !whole); at >= 0 {
+		return FormatUnknown, fmt.Errorf("%s: not a text trace or a gzip'd one: binary content at byte %d", name, at+1)
 	}
 	first := head
 	if i := bytes.IndexByte(head, '\n'); i >= 0 {

@@ -108,11 +108,11 @@ func WithBehavior(b Behavior) Option {
 // Status is what the last Recommend call computed, for the MPA status and
 // for the hpa+vpa combination.
 type Status struct {
-	Valid          bool    // false when the metric could not be computed (no ready pods, bounds enforced)
-	Utilization    float64 // mean CPU utilisation of ready pods, fraction of the request (integer percent upstream)
-	UsageRatio     float64 // Utilization / target
-	MetricReplicas int     // replica count proposed by the metric, before stabilisation and limits
-	Replicas       int     // the recommendation
+	Valid          bool    `json:"valid,omitempty"`          // false when the metric could not be computed (no ready pods, bounds enforced)
+	Utilization    float64 `json:"utilization,omitempty"`    // mean CPU utilisation of ready pods, fraction of the request (integer percent upstream)
+	UsageRatio     float64 `json:"usageRatio,omitempty"`     // Utilization / target
+	MetricReplicas int     `json:"metricReplicas,omitempty"` // replica count proposed by the metric, before stabilisation and limits
+	Replicas       int     `json:"replicas,omitempty"`       // the recommendation
 }
 
 // slot holds what one past call recorded.

@@ -82,3 +82,29 @@ func (m *MPA) Recommend(obs recommender.Observation) recommender.Allocation {
 }
 
 var _ recommender.Recommender = (*MPA)(nil)
+
+// State is what an MPA has learnt, for a checkpoint: its HPA's and its
+// VPA's.
+type State struct {
+	HPA hpa.State `json:"hpa"`
+	VPA vpa.State `json:"vpa"`
+}
+
+// State returns a copy of what m has learnt.
+func (m *MPA) State() State { return State{HPA: m.h.State(), VPA: m.v.State()} }
+
+// Restore replaces what m has learnt with s (see hpa.HPA.Restore and
+// vpa.VPA.Restore); on error m is left as it was.
+func (m *MPA) Restore(s State) error {
+	old := m.h.State()
+	if err := m.h.Restore(s.HPA); err != nil {
+		return fmt.Errorf("mpa: %w", err)
+	}
+	if err := m.v.Restore(s.VPA); err != nil {
+		if errOld := m.h.Restore(old); errOld != nil {
+			panic(fmt.Sprintf("mpa: restoring the HPA's own state failed: %v", errOld))
+		}
+		return fmt.Errorf("mpa: %w", err)
+	}
+	return nil
+}
