@@ -77,6 +77,8 @@ func checkState(s State, step time.Duration) error {
 		// The current call's slot exists before the call ends (the first
 		// record of a fresh HPA), so a record may be at Calls.
 		switch {
+		case r.Call < 0:
+			errs = append(errs, fmt.Errorf("records[%d]: call %d is negative", i, r.Call))
 		case r.Call <= last:
 			errs = append(errs, fmt.Errorf("records[%d]: call %d is not after the previous record's %d", i, r.Call, last))
 		case r.Call > s.Calls:

@@ -126,3 +126,32 @@ func TestRestoreRefusesAndKeepsState(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRestore: a checkpoint read back from anywhere (a damaged object, an
+// edited one) is refused or, once accepted, drives an MPA that neither
+// panics nor recommends outside its bounds.
+func FuzzRestore(f *testing.F) {
+	m := newMPA(f)
+	simulate(m, plant{demand: 2, peak: 300 * mi}, recommender.Allocation{Replicas: 2, CPU: 0.5, Memory: 512 * mi}, 50)
+	good, err := json.Marshal(m.State())
+	require.NoError(f, err)
+	f.Add(good)
+	f.Add([]byte(`{"hpa":{"step":30000000000,"calls":3,"records":[{"call":-1}]},"vpa":{}}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var st mpa.State
+		if json.Unmarshal(data, &st) != nil {
+			return
+		}
+		r := newMPA(t)
+		if r.Restore(st) != nil {
+			return
+		}
+		a := recommender.Allocation{Replicas: 2, CPU: 0.5, Memory: 512 * mi}
+		p := noisy{rand.New(rand.NewPCG(1, 1))}
+		for i := range 20 {
+			a = r.Recommend(p.observe(a, time.Duration(i+1)*step))
+			require.Equal(t, bounds.Clamp(a), a, "step %d: %v outside the bounds", i, a)
+		}
+	})
+}

@@ -128,8 +128,8 @@ func (v *VPA) checkState(s State) error {
 	if s.Step != v.step {
 		return fmt.Errorf("step %v, this VPA's is %v", s.Step, v.step)
 	}
-	if s.Calls < 0 {
-		return fmt.Errorf("calls %d is negative", s.Calls)
+	if s.Calls < 0 || s.Calls > math.MaxInt64/int64(s.Step)-1 {
+		return fmt.Errorf("calls %d outside [0, %d] (calls × step is a time)", s.Calls, math.MaxInt64/int64(s.Step)-1)
 	}
 	now := time.Duration(s.Calls) * s.Step
 	var errs []error
@@ -203,6 +203,8 @@ func (h *histogram) checkState(name string, s HistogramState) error {
 	}
 	if n := len(h.weight); s.Min < 0 || s.Min >= n || s.Max < 0 || s.Max >= n {
 		errs = append(errs, fmt.Errorf("%s histogram: first and last buckets %d, %d outside [0, %d)", name, s.Min, s.Max, n))
+	} else if s.Min > s.Max && (s.Min != n-1 || s.Max != 0) {
+		errs = append(errs, fmt.Errorf("%s histogram: first bucket %d after last %d (an empty histogram has %d, 0)", name, s.Min, s.Max, n-1))
 	}
 	return errors.Join(errs...)
 }

@@ -54,7 +54,8 @@ func TestRestoreRefuses(t *testing.T) {
 		corrupt func(*vpa.State)
 		err     string
 	}{
-		{"calls", func(s *vpa.State) { s.Calls = -3 }, "calls -3 is negative"},
+		{"calls", func(s *vpa.State) { s.Calls = -3 }, "calls -3 outside [0, "},
+		{"calls overflow", func(s *vpa.State) { s.Calls = math.MaxInt64 / 2 }, "(calls × step is a time)"},
 		{"NaN weight", func(s *vpa.State) { s.Memory.Weights[2] = math.NaN() }, "memory histogram: weight of bucket 2 is NaN"},
 		{"total", func(s *vpa.State) { s.CPU.Total = math.Inf(1) }, "cpu histogram: total weight +Inf"},
 		{"reference", func(s *vpa.State) { s.CPU.Reference = time.Hour }, "cpu histogram: reference 1h0m0s is not a multiple of the half-life"},
