@@ -57,6 +57,7 @@ Prometheus again (--serve-snapshots).`,
 	f.DurationVar(&fl.cfg.Step, "step", 15*time.Second, "step interval: one recommendation per MPA per step")
 	f.IntVar(&fl.cfg.Concurrency, "concurrency", 8, "MPAs reconciled at once")
 	f.DurationVar(&fl.vpaInterval, "vpa-recommender-interval", vpa.DefaultRecommenderInterval, "how often the built-in VPA recomputes its recommendation (upstream --recommender-interval); 0: at every step")
+	f.IntVar(&fl.cfg.CheckpointEvery, "checkpoint-every", manager.DefaultCheckpointEvery, "steps between writes of each MPA's recommender (VPA histograms, HPA windows) to its MultidimPodAutoscalerCheckpoint, restored after a restart; negative: none")
 	f.IntVar(&fl.cfg.ActuationConcurrency, "actuation-concurrency", 8, "MPAs whose decisions are applied at once (by the updater, after the recommendation is written)")
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8080", `address of /metrics ("0" disables)`)
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8081", `address of /healthz and /readyz ("0" disables)`)

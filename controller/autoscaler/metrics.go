@@ -32,7 +32,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		actuation: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "aware_controller_actuation_seconds",
 			Help: "Latency of an actuation API call, by kind.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"kind"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_errors_total",
-			Help: "Failures, by where: observe, scale, resize, resize_refused, template, status, store."}, []string{"where"}),
+			Help: "Failures, by where: observe, scale, resize, resize_refused, template, status, store, checkpoint."}, []string{"where"}),
 		reconcile: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_controller_step_seconds",
 			Help: "Duration of one MPA step.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
 		actuationDelay: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "aware_controller_actuation_delay_seconds",

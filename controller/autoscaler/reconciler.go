@@ -56,6 +56,8 @@ type config struct {
 	recorder    record.EventRecorder
 	podIndex    bool
 	vpaInterval time.Duration
+	ckptEvery   int
+	ckptReader  client.Reader
 }
 
 // Option configures a Reconciler.
@@ -182,6 +184,9 @@ type mpaState struct {
 	episode int64
 	t       int
 	resumed bool
+	// ckptVersion is the resourceVersion of the MPA's checkpoint as this
+	// controller last read or wrote it ("": unknown).
+	ckptVersion string
 
 	// mu guards done, what the updater applied since the last status
 	// write (the next step reports it).
@@ -210,6 +215,8 @@ func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Re
 		return nil, fmt.Errorf("autoscaler: actuation concurrency %d must be positive", cfg.actuators)
 	case cfg.vpaInterval < 0:
 		return nil, fmt.Errorf("autoscaler: VPA recommender interval %v must be non-negative", cfg.vpaInterval)
+	case cfg.ckptEvery < 0:
+		return nil, fmt.Errorf("autoscaler: checkpoint every %d steps: must be non-negative", cfg.ckptEvery)
 	}
 	if cfg.metrics == nil {
 		cfg.metrics = NewMetrics(nil)
@@ -326,11 +333,15 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 		return nil, nil
 	}
 	if st.rec == nil || st.gen != gen {
+		first := st.rec == nil
 		if st.rec, err = r.newRecommender(pol); err != nil {
 			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
 			return nil, nil
 		}
 		st.start = now
+		if first && r.cfg.ckptEvery > 0 {
+			r.restoreCheckpoint(ctx, m, st, log)
+		}
 	}
 
 	// The target and its pods.
@@ -386,6 +397,12 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	}
 	fallback := st.rec.Recommend(obs)
 	r.cfg.metrics.recommendations.Inc()
+	if r.checkpointDue(m, st.rec.Steps()) {
+		if err := r.writeCheckpoint(ctx, m, st, now); err != nil {
+			r.cfg.metrics.errors.WithLabelValues("checkpoint").Inc()
+			log.Warn("recommender checkpoint not written", "err", err)
+		}
+	}
 
 	agentActs := pol.External() && (pol.Agent == nil || AgentActs(m.Status.Agent.Stage))
 	// An external recommender that withholds its recommendation (a fresh

@@ -28,10 +28,30 @@ var (
 )
 
 // CRD is the MultidimPodAutoscaler CRD.
-func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+func CRD() (*apiextensionsv1.CustomResourceDefinition, error) { return decodeCRD(crd.MPA, "the MPA CRD") }
+
+// CheckpointCRD is the MultidimPodAutoscalerCheckpoint CRD.
+func CheckpointCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	return decodeCRD(crd.Checkpoint, "the checkpoint CRD")
+}
+
+// CRDs are every CRD the controller needs: the MPA's and its checkpoints'.
+func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	m, err := CRD()
+	if err != nil {
+		return nil, err
+	}
+	c, err := CheckpointCRD()
+	if err != nil {
+		return nil, err
+	}
+	return []*apiextensionsv1.CustomResourceDefinition{m, c}, nil
+}
+
+func decodeCRD(data []byte, what string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	var c apiextensionsv1.CustomResourceDefinition
-	if err := decode(crd.MPA, &c); err != nil {
-		return nil, fmt.Errorf("deploy: the MPA CRD: %w", err)
+	if err := decode(data, &c); err != nil {
+		return nil, fmt.Errorf("deploy: %s: %w", what, err)
 	}
 	return &c, nil
 }
@@ -61,33 +81,37 @@ func decode(data []byte, obj any) error {
 	return yaml.UnmarshalStrict(bytes.TrimPrefix(data, []byte("---\n")), obj)
 }
 
-// InstallCRD creates the MPA CRD and waits, at most timeout, until it is
-// established and the API server serves the kind. c's scheme needs the
-// apiextensions and MPA types.
-func InstallCRD(ctx context.Context, c client.Client, timeout time.Duration) error {
-	def, err := CRD()
+// InstallCRDs creates the CRDs (CRDs) and waits, at most timeout, until
+// they are established and the API server serves their kinds. c's scheme
+// needs the apiextensions and MPA types.
+func InstallCRDs(ctx context.Context, c client.Client, timeout time.Duration) error {
+	defs, err := CRDs()
 	if err != nil {
 		return err
 	}
-	if err := c.Create(ctx, def); err != nil {
-		return fmt.Errorf("deploy: creating the CRD %s: %w", def.Name, err)
+	for _, def := range defs {
+		if err := c.Create(ctx, def); err != nil {
+			return fmt.Errorf("deploy: creating the CRD %s: %w", def.Name, err)
+		}
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		var got apiextensionsv1.CustomResourceDefinition
-		if err := c.Get(ctx, client.ObjectKeyFromObject(def), &got); err != nil {
-			return false, nil
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				// The API server's discovery needs a moment for the new kind.
-				var l v1alpha1.MultidimPodAutoscalerList
-				return c.List(ctx, &l, client.Limit(1)) == nil, nil
+	lists := []client.ObjectList{&v1alpha1.MultidimPodAutoscalerList{}, &v1alpha1.MultidimPodAutoscalerCheckpointList{}}
+	for i, def := range defs {
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+			var got apiextensionsv1.CustomResourceDefinition
+			if err := c.Get(ctx, client.ObjectKeyFromObject(def), &got); err != nil {
+				return false, nil
 			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					// The API server's discovery needs a moment for the new kind.
+					return c.List(ctx, lists[i], client.Limit(1)) == nil, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("deploy: the CRD %s is not served within %v: %w", def.Name, timeout, err)
 		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("deploy: the CRD %s is not served within %v: %w", def.Name, timeout, err)
 	}
 	return nil
 }

@@ -20,6 +20,12 @@ func TestManifests(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "multidimpodautoscalers.autoscaling.aware.dev", crd.Name)
 	assert.Equal(t, "MultidimPodAutoscaler", crd.Spec.Names.Kind)
+	crds, err := deploy.CRDs()
+	require.NoError(t, err)
+	require.Len(t, crds, 2)
+	assert.Equal(t, crd, crds[0])
+	assert.Equal(t, "multidimpodautoscalercheckpoints.autoscaling.aware.dev", crds[1].Name)
+	assert.Equal(t, "MultidimPodAutoscalerCheckpoint", crds[1].Spec.Names.Kind)
 
 	for _, tc := range []struct {
 		name string

@@ -380,9 +380,24 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 			a := mpa(name).Status.Agent
 			return a != nil && a.Episode >= 1 && a.Stage == v1alpha1.StageOnline
 		}, 60*time.Second, 500*time.Millisecond, "an episode completed and the agent went online\n%s", ctl.tail())
+		checkpoint := func() *v1alpha1.MultidimPodAutoscalerCheckpoint {
+			var ck v1alpha1.MultidimPodAutoscalerCheckpoint
+			require.NoError(t, admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ck))
+			return &ck
+		}
+		require.Equal(t, mpa(name).UID, checkpoint().Spec.MPAUID)
 		ctl.kill(t)
+		saved := checkpoint()
+		require.Greater(t, saved.Status.Steps, int64(2*manager.DefaultCheckpointEvery))
 		before := mpa(name).Status.Agent.DeepCopy()
 		ctl = startController(t, cc, filepath.Join(dir, "controller-2.log"))
+		// The built-in recommender's history survives the kill: restored
+		// from its checkpoint (written every 4 steps), it goes on counting
+		// steps where it was instead of from one.
+		logged(t, ctl, "recommender restored from its checkpoint", "the HPA+VPA history is restored")
+		require.Eventually(t, func() bool { return checkpoint().ResourceVersion != saved.ResourceVersion },
+			30*time.Second, 500*time.Millisecond, "the checkpoint is written again\n%s", ctl.tail())
+		assert.Greater(t, checkpoint().Status.Steps, saved.Status.Steps, "steps go on from the checkpoint's, not from one")
 		if !assert.Eventually(t, func() bool {
 			a := mpa(name).Status.Agent
 			return a.Episode > before.Episode
@@ -404,7 +419,7 @@ func upControlPlane(ctx context.Context, t *testing.T, bins cluster.Binaries, di
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Down(context.Background()) })
 	admin := kubeClient(t, c.Kubeconfig)
-	require.NoError(t, deploy.InstallCRD(ctx, admin, time.Minute))
+	require.NoError(t, deploy.InstallCRDs(ctx, admin, time.Minute))
 	require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	return c, admin
 }

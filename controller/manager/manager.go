@@ -73,6 +73,10 @@ type Config struct {
 	// VPARecommenderInterval is how often the built-in VPA recomputes its
 	// recommendation: 0 is upstream's 1 min, a negative value every step.
 	VPARecommenderInterval time.Duration
+	// CheckpointEvery is how many steps apart each MPA's built-in
+	// recommender is written to its MultidimPodAutoscalerCheckpoint (0:
+	// DefaultCheckpointEvery; negative: never, and none is restored).
+	CheckpointEvery int
 	// MetricsAddr serves /metrics ("0" disables); ProbeAddr /healthz and
 	// /readyz ("0" disables).
 	MetricsAddr string
@@ -94,6 +98,10 @@ type Config struct {
 	Store autoscaler.Trajectories
 	Log   *slog.Logger
 }
+
+// DefaultCheckpointEvery writes each MPA's recommender every 4 steps (a
+// minute at the default 15 s step, upstream VPA's checkpoint cadence).
+const DefaultCheckpointEvery = 4
 
 // Scheme is the controller's scheme: client-go's types and the MPA.
 func Scheme() (*runtime.Scheme, error) {
@@ -126,6 +134,12 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.VPARecommenderInterval = vpa.DefaultRecommenderInterval
 	case cfg.VPARecommenderInterval < 0:
 		cfg.VPARecommenderInterval = 0
+	}
+	switch {
+	case cfg.CheckpointEvery == 0:
+		cfg.CheckpointEvery = DefaultCheckpointEvery
+	case cfg.CheckpointEvery < 0:
+		cfg.CheckpointEvery = 0
 	}
 	logger := logr.FromSlogHandler(cfg.Log.Handler())
 	ctrl.SetLogger(logger)
@@ -182,6 +196,7 @@ func Run(ctx context.Context, cfg Config) error {
 		autoscaler.WithPodIndex(), autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
 		autoscaler.WithActuationConcurrency(cfg.ActuationConcurrency), autoscaler.WithLogger(cfg.Log),
 		autoscaler.WithVPARecommenderInterval(cfg.VPARecommenderInterval),
+		autoscaler.WithCheckpoints(mgr.GetAPIReader(), cfg.CheckpointEvery),
 		autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
 		autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))
 	if err != nil {

@@ -269,7 +269,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := deploy.InstallCRD(ctx, admin, time.Minute); err != nil {
+	if err := deploy.InstallCRDs(ctx, admin, time.Minute); err != nil {
 		return res, fmt.Errorf("scale: %w", err)
 	}
 	ctlKubeconfig, err := grantControllerRole(ctx, cl, admin)

@@ -46,7 +46,7 @@ func BenchmarkMPAStatusWrite(b *testing.B) {
 	require.NoError(b, err)
 	c, err := adminClient(rc)
 	require.NoError(b, err)
-	require.NoError(b, deploy.InstallCRD(ctx, c, time.Minute))
+	require.NoError(b, deploy.InstallCRDs(ctx, c, time.Minute))
 	require.NoError(b, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}))
 	apiserver := childNamed(b, "kube-apiserver")
 

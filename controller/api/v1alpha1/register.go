@@ -26,7 +26,8 @@ func Resource(resource string) schema.GroupResource {
 }
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &MultidimPodAutoscaler{}, &MultidimPodAutoscalerList{})
+	s.AddKnownTypes(GroupVersion, &MultidimPodAutoscaler{}, &MultidimPodAutoscalerList{},
+		&MultidimPodAutoscalerCheckpoint{}, &MultidimPodAutoscalerCheckpointList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -90,6 +90,10 @@ type State struct {
 	VPA vpa.State `json:"vpa"`
 }
 
+// Steps returns how many steps m has taken (those of the state it was
+// restored from included).
+func (m *MPA) Steps() int64 { return m.v.Calls() }
+
 // State returns a copy of what m has learnt.
 func (m *MPA) State() State { return State{HPA: m.h.State(), VPA: m.v.State()} }
 

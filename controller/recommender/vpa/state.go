@@ -78,6 +78,10 @@ type RecommendationState struct {
 	Uncapped [2]int64 `json:"uncapped"`
 }
 
+// Calls returns how many steps v has observed (those of the state it was
+// restored from included).
+func (v *VPA) Calls() int64 { return v.n }
+
 // State returns a copy of what v has learnt.
 func (v *VPA) State() State {
 	w := v.win

@@ -46,7 +46,7 @@ func TestAPIServerAcceptsEveryObject(t *testing.T) {
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
 	c, err := client.New(rc, client.Options{Scheme: scheme})
 	require.NoError(t, err)
-	require.NoError(t, deploy.InstallCRD(ctx, c, time.Minute))
+	require.NoError(t, deploy.InstallCRDs(ctx, c, time.Minute))
 
 	o := manifests.DefaultOptions()
 	o.Apps = apps(t, 5)

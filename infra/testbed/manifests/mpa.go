@@ -16,21 +16,24 @@ func Namespaces(o Options) []client.Object {
 	return []client.Object{namespace(o.Namespace), namespace(o.AppsNamespace)}
 }
 
-// MPA returns the MultidimPodAutoscaler CRD, the controller (with its
+// MPA returns the MultidimPodAutoscaler and checkpoint CRDs, the controller (with its
 // RBAC, its Service for metrics and the admission webhook) and, with
 // o.Agents, the AWARE agent runner. The controller generates its webhook
 // certificate and registers the MutatingWebhookConfiguration itself (its
 // --webhook-service), so no certificate is kept in the objects.
 func MPA(o Options) ([]client.Object, error) {
-	crd, err := deploy.CRD()
+	crds, err := deploy.CRDs()
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}
-	crd.TypeMeta = typeMeta("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 	ns := o.Namespace
 	prom := fmt.Sprintf("http://%s.%s:%d", PrometheusName, ns, PrometheusPort)
 	influx := fmt.Sprintf("http://%s.%s:%d", InfluxDBName, ns, InfluxDBPort)
-	objs := []client.Object{crd}
+	var objs []client.Object
+	for _, crd := range crds {
+		crd.TypeMeta = typeMeta("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+		objs = append(objs, crd)
+	}
 	role, err := deploy.ControllerRole()
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)

@@ -1,0 +1,139 @@
+package autoscaler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
+)
+
+// +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalercheckpoints,verbs=get;create;update
+
+// WithCheckpoints keeps each MPA's built-in recommender (the VPA's
+// histograms, the HPA's windows and scale events) in a
+// MultidimPodAutoscalerCheckpoint written every every steps (0: none), and
+// restores it on the controller's first step of the MPA, read through
+// reader (an uncached reader, so that the controller does not watch every
+// checkpoint; nil: the client). The MPAs' writes are spread over the
+// rounds: an MPA writes when its step count plus a hash of its UID is a
+// multiple of every.
+func WithCheckpoints(reader client.Reader, every int) Option {
+	return func(c *config) { c.ckptReader, c.ckptEvery = reader, every }
+}
+
+// restoreCheckpoint restores st's new recommender from m's checkpoint when
+// there is one of this MPA and generation; what it did is logged and, when
+// a checkpoint was there, recorded as an event.
+func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, log *slog.Logger) {
+	reader := r.cfg.ckptReader
+	if reader == nil {
+		reader = r.c
+	}
+	var ck v1alpha1.MultidimPodAutoscalerCheckpoint
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(m), &ck); err != nil {
+		if !apierrors.IsNotFound(err) {
+			r.cfg.metrics.errors.WithLabelValues("checkpoint").Inc()
+			log.Warn("checkpoint not read; the recommender starts afresh", "err", err)
+		}
+		return
+	}
+	st.ckptVersion = ck.ResourceVersion
+	var why string
+	switch s := ck.Status; {
+	case ck.Spec.MPAUID != m.UID:
+		why = fmt.Sprintf("it belongs to an earlier MPA of this name (UID %s)", ck.Spec.MPAUID)
+	case s.ObservedGeneration != m.Generation:
+		why = fmt.Sprintf("it is of generation %d and the spec is at %d", s.ObservedGeneration, m.Generation)
+	case s.Version != v1alpha1.CheckpointVersion:
+		why = fmt.Sprintf("its format %q is not %q", s.Version, v1alpha1.CheckpointVersion)
+	default:
+		var state mpa.State
+		if err := json.Unmarshal(s.Recommender.Raw, &state); err != nil {
+			why = fmt.Sprintf("status.recommender: %v", err)
+		} else if err := st.rec.Restore(state); err != nil {
+			why = err.Error()
+		}
+	}
+	if why != "" {
+		msg := "checkpoint not restored, the recommender starts afresh: " + why
+		log.Info(msg)
+		r.event(m, corev1.EventTypeNormal, "CheckpointIgnored", msg)
+		return
+	}
+	msg := fmt.Sprintf("recommender restored from its checkpoint of %s (%d steps)", ck.Status.LastUpdateTime.UTC().Format(time.RFC3339), ck.Status.Steps)
+	log.Info(msg)
+	r.event(m, corev1.EventTypeNormal, "CheckpointRestored", msg)
+}
+
+// checkpointDue says whether st's recommender is to be written at this
+// step, its steps-th.
+func (r *Reconciler) checkpointDue(m *v1alpha1.MultidimPodAutoscaler, steps int64) bool {
+	every := int64(r.cfg.ckptEvery)
+	if every <= 0 {
+		return false
+	}
+	h := fnv.New64a()
+	h.Write([]byte(m.UID))
+	return (steps+int64(h.Sum64()%uint64(every)))%every == 0
+}
+
+// writeCheckpoint writes st's recommender to m's checkpoint, creating it
+// (owned by m) the first time.
+func (r *Reconciler) writeCheckpoint(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, now time.Time) error {
+	state := st.rec.State()
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	yes := true
+	ck := &v1alpha1.MultidimPodAutoscalerCheckpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: st.ckptVersion,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "MultidimPodAutoscaler",
+				Name: m.Name, UID: m.UID, Controller: &yes}}},
+		Spec: v1alpha1.MultidimPodAutoscalerCheckpointSpec{MPAName: m.Name, MPAUID: m.UID},
+		Status: v1alpha1.MultidimPodAutoscalerCheckpointStatus{LastUpdateTime: metav1.NewTime(now), Version: v1alpha1.CheckpointVersion,
+			ObservedGeneration: m.Generation, Steps: state.VPA.Calls, Recommender: runtime.RawExtension{Raw: raw}},
+	}
+	for attempt := 0; ; attempt++ {
+		ck.ResourceVersion = st.ckptVersion
+		if st.ckptVersion == "" {
+			err = r.c.Create(ctx, ck)
+		} else {
+			err = r.c.Update(ctx, ck)
+		}
+		if err == nil {
+			st.ckptVersion = ck.ResourceVersion
+			return nil
+		}
+		// Someone else wrote it (an earlier controller), or it was
+		// deleted: read its version again, once.
+		st.ckptVersion = ""
+		if attempt > 0 || !(apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err)) || r.learnCheckpointVersion(ctx, m, st) != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+}
+
+func (r *Reconciler) learnCheckpointVersion(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState) error {
+	reader := r.cfg.ckptReader
+	if reader == nil {
+		reader = r.c
+	}
+	var ck v1alpha1.MultidimPodAutoscalerCheckpoint
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(m), &ck); err != nil {
+		return err
+	}
+	st.ckptVersion = ck.ResourceVersion
+	return nil
+}

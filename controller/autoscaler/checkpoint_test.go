@@ -1,0 +1,171 @@
+package autoscaler
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
+	"github.com/aware-autoscaler/aware/gym"
+)
+
+func (w *world) checkpoint(t *testing.T) *v1alpha1.MultidimPodAutoscalerCheckpoint {
+	t.Helper()
+	var ck v1alpha1.MultidimPodAutoscalerCheckpoint
+	require.NoError(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app"}, &ck))
+	return &ck
+}
+
+// restart replaces w's reconciler by a new one (a restarted controller:
+// no state) with the same client, clock and observer, recording events
+// into the returned recorder.
+func (w *world) restart(t *testing.T, opts ...Option) *record.FakeRecorder {
+	t.Helper()
+	rec := record.NewFakeRecorder(16)
+	r, err := New(w.c, w.r.obs, w.store, append([]Option{WithClock(func() time.Time { return w.now }), WithRecorder(rec)}, opts...)...)
+	require.NoError(t, err)
+	w.r = r
+	return rec
+}
+
+func events(r *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// TestCheckpointRestoresTheRecommender: the controller writes each MPA's
+// recommender to a checkpoint owned by the MPA, and a restarted controller
+// goes on from it (the HPA's window and the VPA's histograms it had), not
+// from nothing; a checkpoint of another MPA of the same name or of another
+// generation is not restored, and is overwritten.
+func TestCheckpointRestoresTheRecommender(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) { m.UID = "uid-1" }, WithCheckpoints(nil, 1))
+	for range 3 {
+		w.step(t)
+	}
+	ck := w.checkpoint(t)
+	assert.Equal(t, v1alpha1.MultidimPodAutoscalerCheckpointSpec{MPAName: "app", MPAUID: "uid-1"}, ck.Spec)
+	require.Len(t, ck.OwnerReferences, 1)
+	assert.Equal(t, types.UID("uid-1"), ck.OwnerReferences[0].UID, "deleted with its MPA")
+	assert.Equal(t, "MultidimPodAutoscaler", ck.OwnerReferences[0].Kind)
+	assert.Equal(t, int64(3), ck.Status.Steps)
+	assert.Equal(t, v1alpha1.CheckpointVersion, ck.Status.Version)
+	assert.Equal(t, int64(1), ck.Status.ObservedGeneration)
+	var saved mpa.State
+	require.NoError(t, json.Unmarshal(ck.Status.Recommender.Raw, &saved))
+	assert.Equal(t, w.r.state["uid-1"].rec.State(), saved, "the checkpoint holds the recommender as it is")
+
+	events0 := w.restart(t, WithCheckpoints(nil, 1))
+	w.step(t)
+	assert.Contains(t, events(events0), "Normal CheckpointRestored recommender restored from its checkpoint of 2026-01-01T00:00:45Z (3 steps)")
+	got := w.r.state["uid-1"].rec.State()
+	assert.Equal(t, int64(4), got.VPA.Calls, "the restored recommender's history goes on")
+	assert.Equal(t, saved.HPA.Records[0], got.HPA.Records[0], "the HPA's window from before the restart")
+	assert.Equal(t, int64(4), w.checkpoint(t).Status.Steps, "and is written again")
+
+	// Without checkpoints a restarted controller starts afresh.
+	w.restart(t)
+	w.step(t)
+	assert.Equal(t, int64(1), w.r.state["uid-1"].rec.Steps())
+
+	for _, tt := range []struct {
+		name string
+		edit func(*v1alpha1.MultidimPodAutoscalerCheckpoint)
+		want string
+	}{
+		{"another MPA", func(c *v1alpha1.MultidimPodAutoscalerCheckpoint) { c.Spec.MPAUID = "uid-0" },
+			"Normal CheckpointIgnored checkpoint not restored, the recommender starts afresh: it belongs to an earlier MPA of this name (UID uid-0)"},
+		{"another generation", func(c *v1alpha1.MultidimPodAutoscalerCheckpoint) { c.Status.ObservedGeneration = 7 },
+			"Normal CheckpointIgnored checkpoint not restored, the recommender starts afresh: it is of generation 7 and the spec is at 1"},
+		{"a damaged state", func(c *v1alpha1.MultidimPodAutoscalerCheckpoint) {
+			c.Status.Recommender.Raw = []byte(`{"hpa":{"step":60000000000}}`)
+		}, "Normal CheckpointIgnored checkpoint not restored, the recommender starts afresh: mpa: hpa: restore: step 1m0s, this HPA's is 15s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ck := w.checkpoint(t)
+			tt.edit(ck)
+			require.NoError(t, w.c.Update(context.Background(), ck))
+			ev := w.restart(t, WithCheckpoints(nil, 1))
+			w.step(t)
+			assert.Contains(t, events(ev), tt.want)
+			assert.Equal(t, int64(1), w.r.state["uid-1"].rec.Steps(), "afresh")
+			after := w.checkpoint(t)
+			assert.Equal(t, types.UID("uid-1"), after.Spec.MPAUID, "overwritten by this MPA's")
+			assert.Equal(t, int64(1), after.Status.ObservedGeneration)
+		})
+	}
+}
+
+// TestRestartedControllerRecommendsTheSame: a controller restarted after
+// its third step writes, at its fourth, the recommendation and decision an
+// uninterrupted one writes; without the checkpoint it does not.
+func TestRestartedControllerRecommendsTheSame(t *testing.T) {
+	run := func(restart, checkpoints bool) *v1alpha1.MultidimPodAutoscaler {
+		var opts []Option
+		if checkpoints {
+			opts = append(opts, WithCheckpoints(nil, 1))
+		}
+		w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) { m.UID = "uid-1" }, opts...)
+		for i := range 12 {
+			if i == 6 {
+				// The load falls: the HPA's scale-down window and the
+				// VPA's history decide what comes next.
+				w.met.CPUUsage, w.met.MemoryPeak = 0.3, 150*gym.MiB
+			}
+			if i == 8 && restart {
+				w.restart(t, opts...)
+			}
+			w.step(t)
+		}
+		m := w.mpa(t)
+		return m
+	}
+	want := run(false, true)
+	got := run(true, true)
+	assert.Equal(t, want.Status.Recommendation, got.Status.Recommendation)
+	assert.Equal(t, want.Status.DesiredReplicas, got.Status.DesiredReplicas)
+	fresh := run(true, false)
+	assert.NotEqual(t, want.Status.Recommendation, fresh.Status.Recommendation, "a controller restarted without checkpoints forgets")
+}
+
+// TestCheckpointWritesSpreadOverRounds: with a checkpoint every 4 steps,
+// MPAs write in different rounds (by their UIDs), each once per 4 steps.
+func TestCheckpointWritesSpreadOverRounds(t *testing.T) {
+	r, err := New(fake.NewClientBuilder().Build(), ObserverFunc(nil), nil, WithCheckpoints(nil, 4))
+	require.NoError(t, err)
+	rounds := map[int64]int{}
+	for i := range 40 {
+		m := &v1alpha1.MultidimPodAutoscaler{}
+		m.UID = types.UID(string(rune('a'+i%26)) + string(rune('0'+i/26)))
+		n := 0
+		for s := int64(1); s <= 8; s++ {
+			if r.checkpointDue(m, s) {
+				n++
+				rounds[s%4]++
+			}
+		}
+		assert.Equal(t, 2, n, "%s: once every 4 of 8 steps", m.UID)
+	}
+	assert.Len(t, rounds, 4, "writes in every round: %v", rounds)
+	r0, err := New(fake.NewClientBuilder().Build(), ObserverFunc(nil), nil)
+	require.NoError(t, err)
+	assert.False(t, r0.checkpointDue(&v1alpha1.MultidimPodAutoscaler{}, 4), "off by default")
+	_, err = New(fake.NewClientBuilder().Build(), ObserverFunc(nil), nil, WithCheckpoints(nil, -1))
+	assert.ErrorContains(t, err, "checkpoint every -1 steps")
+}
