@@ -28,7 +28,9 @@ var (
 )
 
 // CRD is the MultidimPodAutoscaler CRD.
-func CRD() (*apiextensionsv1.CustomResourceDefinition, error) { return decodeCRD(crd.MPA, "the MPA CRD") }
+func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	return decodeCRD(crd.MPA, "the MPA CRD")
+}
 
 // CheckpointCRD is the MultidimPodAutoscalerCheckpoint CRD.
 func CheckpointCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
