@@ -118,7 +118,7 @@ func TestDeployKubeconfigTarget(t *testing.T) {
 	assert.Equal(t, 20+6, count["kubernetes:apps/v1:Deployment"], "apps + controller, agents, prometheus, kube-state-metrics, metrics-server, grafana")
 	assert.Equal(t, 20, count["kubernetes:batch/v1:Job"])
 	assert.Equal(t, 3, count["kubernetes:apps/v1:StatefulSet"])
-	assert.Equal(t, 1, count["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"])
+	assert.Equal(t, 2, count["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"], "the MPA and its checkpoints")
 	assert.Equal(t, 1, count["kubernetes:apiregistration.k8s.io/v1:APIService"])
 	for _, kind := range []string{"Namespaces", "MPA", "TrajectoryDB", "ExternalServices", "Monitoring", "Apps", "Load", "Dashboards"} {
 		assert.Equal(t, 1, count["aware:testbed:"+kind], kind)
