@@ -36,12 +36,8 @@ func WithCheckpoints(reader client.Reader, every int) Option {
 // there is one of this MPA and generation; what it did is logged and, when
 // a checkpoint was there, recorded as an event.
 func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, log *slog.Logger) {
-	reader := r.cfg.ckptReader
-	if reader == nil {
-		reader = r.c
-	}
 	var ck v1alpha1.MultidimPodAutoscalerCheckpoint
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(m), &ck); err != nil {
+	if err := r.readCheckpoint(ctx, m, &ck); err != nil {
 		if !apierrors.IsNotFound(err) {
 			r.cfg.metrics.errors.WithLabelValues("checkpoint").Inc()
 			log.Warn("checkpoint not read; the recommender starts afresh", "err", err)
@@ -126,14 +122,20 @@ func (r *Reconciler) writeCheckpoint(ctx context.Context, m *v1alpha1.MultidimPo
 }
 
 func (r *Reconciler) learnCheckpointVersion(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState) error {
-	reader := r.cfg.ckptReader
-	if reader == nil {
-		reader = r.c
-	}
 	var ck v1alpha1.MultidimPodAutoscalerCheckpoint
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(m), &ck); err != nil {
+	if err := r.readCheckpoint(ctx, m, &ck); err != nil {
 		return err
 	}
 	st.ckptVersion = ck.ResourceVersion
 	return nil
+}
+
+// readCheckpoint reads m's checkpoint through the checkpoint reader (the
+// client when there is none).
+func (r *Reconciler) readCheckpoint(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, ck *v1alpha1.MultidimPodAutoscalerCheckpoint) error {
+	reader := r.cfg.ckptReader
+	if reader == nil {
+		reader = r.c
+	}
+	return reader.Get(ctx, client.ObjectKeyFromObject(m), ck)
 }
