@@ -184,15 +184,16 @@ func (f *FLASH) Embedding(dst []float64, task string) ([]float64, error) {
 		if f.updates {
 			f.Step()
 		}
-		if trajs := t.buf.Select(f.opts.M, f.opts.Selection, f.opts.SkipEpisodes); len(trajs) > 0 && f.updates {
+		switch trajs := t.buf.Select(f.opts.M, f.opts.Selection, f.opts.SkipEpisodes); {
+		case len(trajs) == 0:
+			clear(t.embedding)
+		case f.updates:
 			f.bundle = Bundle(f.bundle, trajs, f.opts.Steps, f.emb.cfg.Features)
 			f.emb.Embed(t.embedding, f.bundle, len(trajs), f.opts.Steps)
 			f.current = task
-		} else if len(trajs) > 0 {
+		default:
 			f.embedFrozen(t, trajs)
 			f.current = ""
-		} else {
-			clear(t.embedding)
 		}
 		t.stale = false
 	}
