@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +19,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/admission"
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
+	"github.com/aware-autoscaler/aware/controller/trajectory"
 )
 
 type controllerFlags struct {
@@ -33,8 +35,13 @@ type controllerFlags struct {
 	burst         int
 }
 
+// defaultStoreMaxBytes bounds the embedded trajectory store: at about 200
+// bytes a step it holds some 40 million steps, a year of 15-second steps
+// for a hundred MPAs.
+const defaultStoreMaxBytes = 8 << 30
+
 func newControllerCmd() *cobra.Command {
-	var fl controllerFlags
+	fl := controllerFlags{src: manager.Sources{StoreMaxBytes: defaultStoreMaxBytes}}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the MultidimPodAutoscaler controller (recommender, updater, admission webhook)",
@@ -67,6 +74,8 @@ Prometheus again (--serve-snapshots).`,
 	f.StringVar(&fl.cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the in-cluster namespace)")
 	f.StringVar(&fl.src.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
 	f.StringVar(&fl.src.StoreDir, "store-dir", "out/trajectories", "embedded trajectory store, or the InfluxDB spool")
+	f.Var(byteSize{&fl.src.StoreMaxBytes}, "store-max-bytes", "bound on the embedded store's disk, e.g. 8Gi: the oldest episodes are dropped past it (episodes in progress are kept); 0: none")
+	f.DurationVar(&fl.src.StoreMaxAge, "store-max-age", 0, "drop the embedded store's episodes older than this (step time), e.g. 720h; 0: keep all")
 	f.StringVar(&fl.src.InfluxURL, "influx-url", "", "InfluxDB 1.x URL for trajectories (default: the embedded store)")
 	f.StringVar(&fl.src.InfluxDB, "influx-db", "aware", "InfluxDB database")
 	f.BoolVar(&fl.cfg.Webhook.Enabled, "webhook", false, "serve the admission webhook that sizes new pods")
@@ -82,6 +91,32 @@ Prometheus again (--serve-snapshots).`,
 	return cmd
 }
 
+// byteSize is a flag of bytes written as a Kubernetes quantity (8Gi,
+// 500M, 0).
+type byteSize struct{ n *int64 }
+
+func (b byteSize) String() string {
+	if b.n == nil {
+		return "0"
+	}
+	return resource.NewQuantity(*b.n, resource.BinarySI).String()
+}
+
+func (b byteSize) Set(v string) error {
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a size such as 8Gi or 500M", v)
+	}
+	n, ok := q.AsInt64()
+	if !ok || n < 0 {
+		return fmt.Errorf("%q: need a whole number of bytes from 0 to 8Ei", v)
+	}
+	*b.n = n
+	return nil
+}
+
+func (byteSize) Type() string { return "bytes" }
+
 func runController(ctx context.Context, fl controllerFlags) error {
 	var errs []error
 	switch fl.failurePolicy {
@@ -89,6 +124,10 @@ func runController(ctx context.Context, fl controllerFlags) error {
 		fl.cfg.Webhook.FailurePolicy = admissionregistrationv1.FailurePolicyType(fl.failurePolicy)
 	default:
 		errs = append(errs, fmt.Errorf("--webhook-failure-policy: %q is not Ignore or Fail", fl.failurePolicy))
+	}
+	if n := fl.src.StoreMaxBytes; n != 0 && n < 2*trajectory.DefaultSegmentSize {
+		errs = append(errs, fmt.Errorf("--store-max-bytes %s: must be 0 (no bound) or at least %s (two segments of the store)",
+			byteSize{&n}, resource.NewQuantity(2*trajectory.DefaultSegmentSize, resource.BinarySI)))
 	}
 	switch {
 	case fl.vpaInterval < 0:

@@ -235,6 +235,11 @@ type Sources struct {
 	// StoreDir holds the embedded trajectory store, or the InfluxDB
 	// store's spool when InfluxURL is set.
 	StoreDir string
+	// StoreMaxBytes and StoreMaxAge bound the embedded store (0: no
+	// bound; see trajectory.WithMaxBytes and WithMaxAge). InfluxDB's
+	// retention is its retention policy's.
+	StoreMaxBytes int64
+	StoreMaxAge   time.Duration
 	// InfluxURL selects the InfluxDB (v1 HTTP API) store; InfluxDB names
 	// its database (default "aware").
 	InfluxURL, InfluxDB string
@@ -261,7 +266,8 @@ func (s Sources) Open(ctx context.Context, log *slog.Logger, opts ...ObserverOpt
 		}
 		store, err = trajectory.OpenInflux(ctx, s.InfluxURL, filepath.Join(s.StoreDir, "spool"), opts...)
 	} else {
-		store, err = trajectory.OpenFile(s.StoreDir, trajectory.WithLogger(log))
+		store, err = trajectory.OpenFile(s.StoreDir, trajectory.WithLogger(log),
+			trajectory.WithMaxBytes(s.StoreMaxBytes), trajectory.WithMaxAge(s.StoreMaxAge))
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller: %w", err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,7 +33,15 @@ const segPrefix = "seg"
 // summaries of sealed segments and scans only the last segment (and any
 // sealed one whose summary is missing or damaged). A torn or corrupt tail
 // of the last segment, left by a crash in the middle of a write, is cut off
-// at open with a warning on the logger; the records before it are kept. An
+// at open with a warning on the logger; the records before it are kept.
+//
+// Retention (WithMaxBytes, WithMaxAge) drops whole sealed segments, oldest
+// first, when a segment is sealed and at open, with every episode that
+// began in them: an episode is kept whole or not at all, and an episode
+// still in progress is copied forward into the active segment before its
+// first steps go, so the newest episodes are never lost. Dropping whole
+// segments is the store's compaction: no record outlives its segment, so
+// the space of dropped episodes is reclaimed with it. An
 // exclusive lock (flock on dir/LOCK) keeps a second store, in this process
 // or another, out of the directory.
 type FileStore struct {
@@ -43,12 +52,24 @@ type FileStore struct {
 	files *fileCache
 
 	mu      sync.RWMutex
-	ix      index[loc]
+	ix      index[chain]
 	w       *segWriter
 	touched map[epKey]struct{} // episodes with steps in the active segment
+	sealed  map[uint32]*segInfo
+	newest  int64         // Unix ns of the newest step in the store
+	floor   atomic.Uint32 // the oldest segment retention has kept
 	buf     []byte
 	closed  bool
 	failed  error // the active segment is in an unknown state
+}
+
+// chain is FileStore's handle on an episode's steps: the location of its
+// last step (each step points to the one before) and the segment holding
+// its first, which retention needs to know whether dropping a segment cuts
+// the episode.
+type chain struct {
+	last  loc
+	first uint32
 }
 
 var _ Store = (*FileStore)(nil)
@@ -62,7 +83,7 @@ type epKey struct {
 // OpenFile opens the store in dir, creating the directory and an empty
 // store if needed, and rebuilds the index. It fails with ErrLocked if
 // another store holds dir. Options: WithLogger, WithSegmentSize,
-// WithMaxOpenFiles.
+// WithMaxOpenFiles, and retention: WithMaxBytes, WithMaxAge.
 func OpenFile(dir string, opts ...Option) (*FileStore, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -76,7 +97,7 @@ func OpenFile(dir string, opts ...Option) (*FileStore, error) {
 		return nil, fmt.Errorf("open trajectory store %s: %w", dir, err)
 	}
 	s := &FileStore{dir: dir, opts: o, log: o.logger.With("store", dir), lock: lock,
-		ix: newIndex[loc](), touched: make(map[epKey]struct{})}
+		ix: newIndex[chain](), touched: make(map[epKey]struct{}), sealed: make(map[uint32]*segInfo)}
 	s.files = newFileCache(o.maxOpenFiles, func(seg uint32) (*os.File, error) {
 		return os.Open(segPath(dir, segPrefix, seg))
 	})
@@ -99,10 +120,20 @@ func (s *FileStore) load() error {
 		return err
 	}
 	var scratch record
+	ld := loading{remnants: make(map[epKey]struct{})}
+	if len(ids) > 0 {
+		ld.firstLive = ids[0]
+		s.floor.Store(ids[0])
+	}
 	for k, id := range ids {
 		last := k == len(ids)-1
-		if !last && s.loadSummary(id) {
-			continue
+		if !last {
+			if touched, ok := s.loadSummary(id, &ld); ok {
+				if err := s.noteSealed(id, touched); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		touched := make(map[epKey]struct{})
 		f, err := os.Open(segPath(s.dir, segPrefix, id))
@@ -110,7 +141,7 @@ func (s *FileStore) load() error {
 			return err
 		}
 		end, torn, err := scanSegment(f, id, func(l loc, payload []byte) error {
-			return s.replay(l, payload, &scratch, touched)
+			return s.replay(l, payload, &scratch, touched, &ld)
 		})
 		f.Close()
 		if err != nil {
@@ -129,8 +160,13 @@ func (s *FileStore) load() error {
 				return err
 			}
 			s.touched = touched
-		} else if err := s.writeSummary(id, touched); err != nil {
-			s.log.Warn("trajectory log: cannot write segment summary; the next open rescans the segment", "err", err)
+		} else {
+			if err := s.writeSummary(id, touched); err != nil {
+				s.log.Warn("trajectory log: cannot write segment summary; the next open rescans the segment", "err", err)
+			}
+			if err := s.noteSealed(id, touched); err != nil {
+				return err
+			}
 		}
 	}
 	if s.w == nil {
@@ -142,21 +178,45 @@ func (s *FileStore) load() error {
 			return err
 		}
 	}
+	s.removeOrphanSummaries(ids)
+	s.retain()
 	return nil
+}
+
+// loading is what open carries from segment to segment besides the index.
+type loading struct {
+	// firstLive is the oldest segment on disk: retention removed the ones
+	// before it, and an episode that began in one of them is gone.
+	firstLive uint32
+	// remnants are episodes that began in a removed segment, whose later
+	// records are skipped.
+	remnants map[epKey]struct{}
 }
 
 // replay adds the record at l, read at open, to the index. Records that do
 // not fit the episode they claim (after damage further back) are skipped
 // with a warning; records that pass their checksum but do not decode stop
 // the open, as they mean a format this code does not know.
-func (s *FileStore) replay(l loc, payload []byte, r *record, touched map[epKey]struct{}) error {
+func (s *FileStore) replay(l loc, payload []byte, r *record, touched map[epKey]struct{}, ld *loading) error {
 	if err := decodeRecord(payload, recStep, r); err != nil {
 		return fmt.Errorf("record at offset %d: %w", l.off, err)
 	}
+	key := epKey{r.step.App, r.step.Episode}
 	skip := func(why string, args ...any) error {
 		s.log.Warn("trajectory log: skipping a step record that does not follow its episode",
 			append([]any{"segment", l.seg, "offset", l.off, "app", r.step.App, "episode", r.step.Episode, "t", r.step.T, "why", why}, args...)...)
 		return nil
+	}
+	if r.prev == (loc{}) && r.step.T == 0 {
+		// A first step: a new episode, or retention's copy of an episode
+		// in progress, which replaces the episode's older chain.
+		delete(ld.remnants, key)
+		if a := s.ix.apps[r.step.App]; a != nil && len(a.eps) > 0 && a.eps[len(a.eps)-1].episode == r.step.Episode {
+			a.eps = a.eps[:len(a.eps)-1]
+		}
+	} else if _, gone := ld.remnants[key]; gone || (r.prev.seg != 0 && r.prev.seg < ld.firstLive) {
+		ld.remnants[key] = struct{}{}
+		return nil // the rest of an episode that began in a removed segment
 	}
 	p, err := s.ix.plan([]Step{r.step})
 	if err != nil {
@@ -166,12 +226,16 @@ func (s *FileStore) replay(l loc, payload []byte, r *record, touched map[epKey]s
 		if r.prev != (loc{}) {
 			return skip("first step of an episode points to a previous step")
 		}
-	} else if a := s.ix.apps[r.step.App]; a.eps[len(a.eps)-1].data != r.prev {
+	} else if a := s.ix.apps[r.step.App]; a.eps[len(a.eps)-1].data.last != r.prev {
 		return skip("previous-step pointer does not match the index")
 	}
 	e := s.ix.add(&r.step, p[0])
-	e.data = l
-	touched[epKey{r.step.App, r.step.Episode}] = struct{}{}
+	e.data.last = l
+	if p[0].fresh {
+		e.data.first = l.seg
+	}
+	s.newest = max(s.newest, e.end)
+	touched[key] = struct{}{}
 	return nil
 }
 
@@ -206,9 +270,12 @@ func (s *FileStore) Append(ctx context.Context, steps ...Step) error {
 		}
 		est += n
 	}
+	rotated := false
 	if s.w.size > segHeader && s.w.size+int64(est) > s.opts.segmentSize {
 		if err := s.rotate(); err != nil {
 			s.log.Warn("trajectory log: cannot start a new segment; growing the current one", "err", err)
+		} else {
+			rotated = true
 		}
 	}
 	buf := s.buf[:0]
@@ -225,7 +292,7 @@ func (s *FileStore) Append(ctx context.Context, steps ...Step) error {
 				prev = l
 			} else {
 				a := s.ix.apps[st.App]
-				prev = a.eps[len(a.eps)-1].data
+				prev = a.eps[len(a.eps)-1].data.last
 			}
 		}
 		start := len(buf)
@@ -246,8 +313,17 @@ func (s *FileStore) Append(ctx context.Context, steps ...Step) error {
 	}
 	for i := range steps {
 		e := s.ix.add(&steps[i], plan[i])
-		e.data = locs[i]
+		e.data.last = locs[i]
+		if plan[i].fresh {
+			e.data.first = locs[i].seg
+		}
+		s.newest = max(s.newest, e.end)
 		s.touched[epKey{steps[i].App, steps[i].Episode}] = struct{}{}
+	}
+	if rotated {
+		// After the write, so that the episodes just continued are in the
+		// active segment and retention keeps them.
+		s.retain()
 	}
 	return nil
 }
@@ -267,8 +343,9 @@ func (s *FileStore) rotate() error {
 	if err := s.writeSummary(sealed, s.touched); err != nil {
 		s.log.Warn("trajectory log: cannot write segment summary; the next open rescans the segment", "err", err)
 	}
+	err = s.noteSealed(sealed, s.touched)
 	s.touched = make(map[epKey]struct{})
-	return nil
+	return err
 }
 
 // Flush implements Store: it fsyncs the active segment (sealed segments
@@ -310,8 +387,8 @@ func (s *FileStore) Top(ctx context.Context, app string, m int) ([]Trajectory, e
 	if err := checkCount("m", m); err != nil {
 		return nil, err
 	}
-	eps, err := s.entries(app, func(a *appIndex[loc]) []entry[loc] {
-		var out []entry[loc]
+	eps, err := s.entries(app, func(a *appIndex[chain]) []entry[chain] {
+		var out []entry[chain]
 		for _, i := range topDone(a.eps, m) {
 			out = append(out, a.eps[i])
 		}
@@ -326,6 +403,9 @@ func (s *FileStore) Top(ctx context.Context, app string, m int) ([]Trajectory, e
 			return nil, err
 		}
 		steps, err := s.readEpisode(app, e, math.MinInt64, math.MaxInt64)
+		if errors.Is(err, errRetired) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -340,7 +420,7 @@ func (s *FileStore) Range(ctx context.Context, app string, from, to time.Time) (
 		return nil, err
 	}
 	lo, hi := rangeNanos(from), rangeNanos(to)
-	eps, err := s.entries(app, func(a *appIndex[loc]) []entry[loc] {
+	eps, err := s.entries(app, func(a *appIndex[chain]) []entry[chain] {
 		i, j := overlapping(a.eps, lo, hi)
 		return slices.Clone(a.eps[i:j])
 	})
@@ -353,6 +433,9 @@ func (s *FileStore) Range(ctx context.Context, app string, from, to time.Time) (
 			return nil, err
 		}
 		steps, err := s.readEpisode(app, e, lo, hi)
+		if errors.Is(err, errRetired) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -364,7 +447,7 @@ func (s *FileStore) Range(ctx context.Context, app string, from, to time.Time) (
 }
 
 // entries copies the index entries pick chooses for app.
-func (s *FileStore) entries(app string, pick func(*appIndex[loc]) []entry[loc]) ([]entry[loc], error) {
+func (s *FileStore) entries(app string, pick func(*appIndex[chain]) []entry[chain]) ([]entry[chain], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -379,10 +462,10 @@ func (s *FileStore) entries(app string, pick func(*appIndex[loc]) []entry[loc]) 
 
 // readEpisode reads the steps of e with Time in [lo, hi), oldest first, by
 // following the chain back from its last step.
-func (s *FileStore) readEpisode(app string, e entry[loc], lo, hi int64) ([]Step, error) {
+func (s *FileStore) readEpisode(app string, e entry[chain], lo, hi int64) ([]Step, error) {
 	var out []Step
 	buf := make([]byte, 0, 4096)
-	l := e.data
+	l := e.data.last
 	for t := int(e.steps) - 1; t >= 0; t-- {
 		fail := func(err error) ([]Step, error) {
 			return nil, fmt.Errorf("trajectory store %s: app %q episode %d step %d (segment %d offset %d): %w",
@@ -393,6 +476,10 @@ func (s *FileStore) readEpisode(app string, e entry[loc], lo, hi int64) ([]Step,
 		}
 		cf, err := s.files.acquire(l.seg)
 		if err != nil {
+			if l.seg < s.floor.Load() {
+				// Retention removed the segment after the entry was read.
+				return nil, errRetired
+			}
 			return fail(err)
 		}
 		payload, err := readRecord(cf.f, l, &buf)
@@ -446,7 +533,7 @@ func (s *FileStore) Close() error {
 	if cerr := s.w.close(); err == nil {
 		err = cerr
 	}
-	s.ix = newIndex[loc]()
+	s.ix = newIndex[chain]()
 	s.mu.Unlock()
 	s.files.close()
 	if uerr := unlockDir(s.lock); err == nil {
@@ -531,6 +618,15 @@ func (c *fileCache) drop(cf *cachedFile) {
 	delete(c.files, cf.seg)
 	if cf.refs == 0 {
 		cf.f.Close()
+	}
+}
+
+// forget closes seg's file once no reader uses it.
+func (c *fileCache) forget(seg uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cf := c.files[seg]; cf != nil {
+		c.drop(cf)
 	}
 }
 

@@ -17,6 +17,8 @@ type options struct {
 	// FileStore
 	segmentSize  int64
 	maxOpenFiles int
+	maxBytes     int64
+	maxAge       time.Duration
 
 	// InfluxStore
 	database       string
@@ -73,6 +75,10 @@ func buildOptions(opts []Option) (options, error) {
 		return o, fmt.Errorf("WithLogger: nil logger")
 	case o.segmentSize < 4<<10 || o.segmentSize > 1<<40:
 		return o, fmt.Errorf("WithSegmentSize(%d): must be between 4 KiB and 1 TiB", o.segmentSize)
+	case o.maxBytes < 0 || (o.maxBytes > 0 && o.maxBytes < 2*o.segmentSize):
+		return o, fmt.Errorf("WithMaxBytes(%d): must be 0 (no bound) or at least twice the segment size, %d", o.maxBytes, 2*o.segmentSize)
+	case o.maxAge < 0:
+		return o, fmt.Errorf("WithMaxAge(%s): negative", o.maxAge)
 	case o.maxOpenFiles < 1:
 		return o, fmt.Errorf("WithMaxOpenFiles(%d): must be positive", o.maxOpenFiles)
 	case o.database == "":

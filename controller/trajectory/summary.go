@@ -11,8 +11,12 @@ import (
 	"slices"
 )
 
-// sumMagic starts a segment summary (format version 1).
-const sumMagic = "AWTRJS\x00\x01"
+// sumMagic starts a segment summary (format version 2; version 1, which
+// lacked the first segment of each episode, is rescanned and rewritten).
+const (
+	sumMagic   = "AWTRJS\x00\x02"
+	sumMagicV1 = "AWTRJS\x00\x01"
+)
 
 // A segment summary (seg-N.sum, written when segment N is sealed) lists,
 // for every episode with steps in the segment, the episode's index entry
@@ -23,7 +27,8 @@ const sumMagic = "AWTRJS\x00\x01"
 //	count × { app (uvarint length, bytes), uvarint state dims, uvarint
 //	  action dims, varint episode, varint start, varint end, float64
 //	  reward, uvarint steps, byte done, uvarint offset, uvarint size of the
-//	  episode's last record in segment N }
+//	  episode's last record in segment N, uvarint segment of its first
+//	  record }
 //	uint32 LE CRC-32C of everything before
 //
 // Applying the summaries of segments 1..N in order gives the index that
@@ -36,7 +41,7 @@ func sumPath(dir string, id uint32) string {
 type sumEntry struct {
 	app                 string
 	stateDim, actionDim int
-	e                   entry[loc]
+	e                   entry[chain]
 }
 
 // writeSummary writes the summary of sealed segment id, whose touched
@@ -65,8 +70,8 @@ func (s *FileStore) writeSummary(id uint32, touched map[epKey]struct{}) error {
 	b = binary.AppendUvarint(b, uint64(len(ents)))
 	for _, se := range ents {
 		e := se.e
-		if e.data.seg != id {
-			return fmt.Errorf("summary of segment %d: episode %d of %q ends in segment %d", id, e.episode, se.app, e.data.seg)
+		if e.data.last.seg != id {
+			return fmt.Errorf("summary of segment %d: episode %d of %q ends in segment %d", id, e.episode, se.app, e.data.last.seg)
 		}
 		b = binary.AppendUvarint(b, uint64(len(se.app)))
 		b = append(b, se.app...)
@@ -82,8 +87,9 @@ func (s *FileStore) writeSummary(id uint32, touched map[epKey]struct{}) error {
 		} else {
 			b = append(b, 0)
 		}
-		b = binary.AppendUvarint(b, uint64(e.data.off))
-		b = binary.AppendUvarint(b, uint64(e.data.size))
+		b = binary.AppendUvarint(b, uint64(e.data.last.off))
+		b = binary.AppendUvarint(b, uint64(e.data.last.size))
+		b = binary.AppendUvarint(b, uint64(e.data.first))
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	path := sumPath(s.dir, id)
@@ -110,30 +116,46 @@ func (s *FileStore) writeSummary(id uint32, touched map[epKey]struct{}) error {
 }
 
 // loadSummary applies the summary of sealed segment id to the index and
-// reports whether it did; a missing, damaged or inconsistent summary is
-// left alone (with a warning unless missing) for the caller to scan the
-// segment instead.
-func (s *FileStore) loadSummary(id uint32) bool {
+// returns the episodes it touched; a missing, damaged or inconsistent
+// summary is left alone (with a warning unless missing or of the older
+// format) for the caller to scan the segment instead. Episodes that began
+// in a segment retention removed are remnants, not indexed.
+func (s *FileStore) loadSummary(id uint32, ld *loading) (map[epKey]struct{}, bool) {
 	path := sumPath(s.dir, id)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if !os.IsNotExist(err) {
 			s.log.Warn("trajectory log: cannot read segment summary; rescanning the segment", "path", path, "err", err)
 		}
-		return false
+		return nil, false
+	}
+	if len(b) >= len(sumMagicV1) && string(b[:len(sumMagicV1)]) == sumMagicV1 {
+		return nil, false
 	}
 	ents, err := decodeSummary(b, id)
 	if err == nil {
+		ents = slices.DeleteFunc(ents, func(se sumEntry) bool {
+			key := epKey{se.app, se.e.episode}
+			if se.e.data.first < ld.firstLive {
+				ld.remnants[key] = struct{}{}
+				return true
+			}
+			delete(ld.remnants, key)
+			return false
+		})
 		err = s.checkSummary(ents)
 	}
 	if err != nil {
 		s.log.Warn("trajectory log: bad segment summary; rescanning the segment", "path", path, "err", err)
-		return false
+		return nil, false
 	}
+	touched := make(map[epKey]struct{}, len(ents))
 	for _, se := range ents {
+		touched[epKey{se.app, se.e.episode}] = struct{}{}
+		s.newest = max(s.newest, se.e.end)
 		a := s.ix.apps[se.app]
 		if a == nil {
-			a = &appIndex[loc]{stateDim: se.stateDim, actionDim: se.actionDim}
+			a = &appIndex[chain]{stateDim: se.stateDim, actionDim: se.actionDim}
 			s.ix.apps[se.app] = a
 		}
 		if n := len(a.eps); n > 0 && a.eps[n-1].episode == se.e.episode {
@@ -142,7 +164,7 @@ func (s *FileStore) loadSummary(id uint32) bool {
 			a.eps = append(a.eps, se.e)
 		}
 	}
-	return true
+	return touched, true
 }
 
 func decodeSummary(b []byte, id uint32) ([]sumEntry, error) {
@@ -171,7 +193,12 @@ func decodeSummary(b []byte, id uint32) ([]sumEntry, error) {
 		se.e.steps = int32(d.uvarint())
 		done := d.bytes(1)
 		se.e.done = len(done) == 1 && done[0] == 1
-		se.e.data = loc{seg: id, off: int64(d.uvarint()), size: uint32(d.uvarint())}
+		se.e.data.last = loc{seg: id, off: int64(d.uvarint()), size: uint32(d.uvarint())}
+		first := d.uvarint()
+		if d.err == nil && (first == 0 || first > uint64(id)) {
+			return nil, fmt.Errorf("%w: episode %d of %q begins in segment %d, not in 1 to %d", ErrCorrupt, se.e.episode, se.app, first, id)
+		}
+		se.e.data.first = uint32(first)
 		if d.err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrCorrupt, d.err)
 		}
@@ -188,7 +215,7 @@ func decodeSummary(b []byte, id uint32) ([]sumEntry, error) {
 // with the app's dimensions.
 func (s *FileStore) checkSummary(ents []sumEntry) error {
 	for i, se := range ents {
-		if se.e.steps < 1 || se.e.data.off < segHeader {
+		if se.e.steps < 1 || se.e.data.last.off < segHeader {
 			return fmt.Errorf("%w: entry %d (app %q episode %d) is empty", ErrCorrupt, i, se.app, se.e.episode)
 		}
 		if i > 0 && ents[i-1].app == se.app {
