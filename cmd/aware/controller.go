@@ -19,6 +19,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/admission"
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
+	"github.com/aware-autoscaler/aware/controller/shard"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 )
 
@@ -72,6 +73,11 @@ Prometheus again (--serve-snapshots).`,
 	f.BoolVar(&fl.cfg.ServeSnapshots, "serve-snapshots", true, "serve each round's Prometheus snapshot on --metrics-addr at "+manager.SnapshotPath+", for aware agents --snapshots-from")
 	f.BoolVar(&fl.cfg.LeaderElection, "leader-elect", false, "elect one active replica (Lease "+manager.LeaderElectionID+")")
 	f.StringVar(&fl.cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the in-cluster namespace)")
+	f.BoolVar(&fl.cfg.Shard.Enabled, "shard", false, "share the MPAs among all replicas run with --shard: each holds a Lease, and rendezvous hashing of MPA UIDs over the live ones gives each MPA one replica per round (excludes --leader-elect)")
+	f.StringVar(&fl.cfg.Shard.Namespace, "shard-namespace", "", "namespace of the replicas' Leases (default: the in-cluster namespace)")
+	f.StringVar(&fl.cfg.Shard.Identity, "shard-identity", "", "this replica's name and its Lease's (default: the host name and a random suffix)")
+	f.StringVar(&fl.cfg.Shard.Group, "shard-group", "", "the replicas sharing MPAs (default "+shard.DefaultGroup+")")
+	f.DurationVar(&fl.cfg.Shard.LeaseDuration, "shard-lease-duration", 0, "how long a replica's Lease renewal holds, whole seconds (default: half the step); a dead replica's MPAs are taken over in the first round after it lapsed")
 	f.StringVar(&fl.src.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
 	f.StringVar(&fl.src.StoreDir, "store-dir", "out/trajectories", "embedded trajectory store, or the InfluxDB spool")
 	f.Var(byteSize{&fl.src.StoreMaxBytes}, "store-max-bytes", "bound on the embedded store's disk, e.g. 8Gi: the oldest episodes are dropped past it (episodes in progress are kept); 0: none")

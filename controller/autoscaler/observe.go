@@ -13,6 +13,9 @@ import (
 // Query selects one target's pods for an observation.
 type Query struct {
 	Namespace string
+	// MPA names the MPA (in Namespace) whose step observes, for logs and
+	// tests; "" outside a step.
+	MPA string
 	// Pods are the names of the target's pods.
 	Pods []string
 	// Young are the pods among Pods created after the observed window

@@ -58,6 +58,7 @@ type config struct {
 	vpaInterval time.Duration
 	ckptEvery   int
 	ckptReader  client.Reader
+	shard       Shard
 }
 
 // Option configures a Reconciler.
@@ -253,6 +254,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.cfg.now()
+	if !r.owns(ctx, string(m.UID), m.Namespace, m.Name, now) {
+		return ctrl.Result{RequeueAfter: r.untilNextRound(now)}, nil
+	}
 	st := r.stateFor(&m)
 	if !st.last.IsZero() && st.gen == m.Generation && !st.last.Before(now.Truncate(r.cfg.step)) {
 		// This round's step is done (a spec change steps at once).
@@ -376,7 +380,9 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 
 	// Observe.
 	observed := time.Now()
-	met, err := r.obs.Observe(ctx, NewQuery(m.Namespace, pods, container, r.cfg.step, now))
+	q := NewQuery(m.Namespace, pods, container, r.cfg.step, now)
+	q.MPA = m.Name
+	met, err := r.obs.Observe(ctx, q)
 	r.cfg.metrics.phase.WithLabelValues("observe").Observe(time.Since(observed).Seconds())
 	if err != nil {
 		r.cfg.metrics.errors.WithLabelValues("observe").Inc()

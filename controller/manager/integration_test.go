@@ -70,6 +70,12 @@ type childConfig struct {
 	// S3, when set, is the object store the runner copies its checkpoints
 	// to (every step at most).
 	S3 *objstore.Config `json:",omitempty"`
+	// Shard runs the controller as a shard replica, without the webhook
+	// (replicas would overwrite each other's webhook configuration);
+	// StepLog, when set, gets a line per MPA step: the round's Unix
+	// seconds, the MPA and the replica.
+	Shard   manager.Shard `json:",omitempty"`
+	StepLog string        `json:",omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -122,11 +128,18 @@ func runChild(raw string) int {
 		log.Error("sources", "err", err)
 		return 1
 	}
-	err = manager.Run(ctx, manager.Config{
-		REST: rc, Step: cc.Step, Observer: obs, Store: store, Log: log, MetricsAddr: cc.MetricsAddr,
-		Webhook: manager.Webhook{Enabled: true, Host: "127.0.0.1", Port: cc.WebhookPort, CertDir: cc.WebhookDir,
-			Hosts: []string{"127.0.0.1"}, Endpoint: admission.Endpoint{URL: cc.WebhookURL}},
-	})
+	if cc.StepLog != "" {
+		if obs, err = logSteps(obs, cc.StepLog, cc.Step, cc.Shard.Identity); err != nil {
+			log.Error("step log", "err", err)
+			return 1
+		}
+	}
+	mc := manager.Config{REST: rc, Step: cc.Step, Observer: obs, Store: store, Log: log, MetricsAddr: cc.MetricsAddr, Shard: cc.Shard}
+	if !cc.Shard.Enabled {
+		mc.Webhook = manager.Webhook{Enabled: true, Host: "127.0.0.1", Port: cc.WebhookPort, CertDir: cc.WebhookDir,
+			Hosts: []string{"127.0.0.1"}, Endpoint: admission.Endpoint{URL: cc.WebhookURL}}
+	}
+	err = manager.Run(ctx, mc)
 	log.Error("controller stopped", "err", err)
 	return 1
 }

@@ -33,7 +33,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
 )
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // LeaderElectionID is the Lease the controller replicas compete for.
 const LeaderElectionID = "aware-controller.autoscaling.aware.dev"
@@ -87,8 +87,11 @@ type Config struct {
 	// LeaderElection makes one replica act at a time.
 	LeaderElection          bool
 	LeaderElectionNamespace string
-	Webhook                 Webhook
-	Observer                autoscaler.Observer
+	// Shard shares the MPAs among every replica run with it (exclusive
+	// with LeaderElection).
+	Shard    Shard
+	Webhook  Webhook
+	Observer autoscaler.Observer
 	// ServeSnapshots serves the observer's snapshots at SnapshotPath on
 	// the metrics address, when the observer is a SnapshotObserver, so
 	// that `aware agents --snapshots-from` observes without querying
@@ -97,6 +100,23 @@ type Config struct {
 	// Store receives trajectories (nil: none are recorded).
 	Store autoscaler.Trajectories
 	Log   *slog.Logger
+}
+
+// Shard configures sharing the MPAs among replicas (controller/shard).
+type Shard struct {
+	Enabled bool
+	// Namespace holds the replicas' Leases (default: the in-cluster
+	// namespace).
+	Namespace string
+	// Identity names this replica and its Lease (default: the host name
+	// and a random suffix, so that a restarted replica joins afresh).
+	Identity string
+	// Group is the set of replicas sharing MPAs (default
+	// shard.DefaultGroup).
+	Group string
+	// LeaseDuration is how long a Lease renewal holds (default: half the
+	// step, in whole seconds).
+	LeaseDuration time.Duration
 }
 
 // DefaultCheckpointEvery writes each MPA's recommender every 4 steps (a
@@ -140,6 +160,9 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.CheckpointEvery = DefaultCheckpointEvery
 	case cfg.CheckpointEvery < 0:
 		cfg.CheckpointEvery = 0
+	}
+	if cfg.Shard.Enabled && cfg.LeaderElection {
+		return errors.New("controller: sharding and leader election exclude each other (a leader drives every MPA)")
 	}
 	logger := logr.FromSlogHandler(cfg.Log.Handler())
 	ctrl.SetLogger(logger)
@@ -192,13 +215,24 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := autoscaler.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
+	recOpts := []autoscaler.Option{autoscaler.WithPodIndex()}
+	if cfg.Shard.Enabled {
+		member, err := newMembership(cfg, scheme)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(member); err != nil {
+			return err
+		}
+		recOpts = append(recOpts, autoscaler.WithShard(member))
+	}
 	rec, err := autoscaler.New(client.WithFieldOwner(mgr.GetClient(), FieldOwner), cfg.Observer, cfg.Store,
-		autoscaler.WithPodIndex(), autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
-		autoscaler.WithActuationConcurrency(cfg.ActuationConcurrency), autoscaler.WithLogger(cfg.Log),
-		autoscaler.WithVPARecommenderInterval(cfg.VPARecommenderInterval),
-		autoscaler.WithCheckpoints(mgr.GetAPIReader(), cfg.CheckpointEvery),
-		autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
-		autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))
+		append(recOpts, autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
+			autoscaler.WithActuationConcurrency(cfg.ActuationConcurrency), autoscaler.WithLogger(cfg.Log),
+			autoscaler.WithVPARecommenderInterval(cfg.VPARecommenderInterval),
+			autoscaler.WithCheckpoints(mgr.GetAPIReader(), cfg.CheckpointEvery),
+			autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
+			autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))...)
 	if err != nil {
 		return err
 	}
@@ -214,7 +248,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	cfg.Log.Info("controller starting", "namespace", cfg.Namespace, "step", cfg.Step, "leaderElection", cfg.LeaderElection,
+	cfg.Log.Info("controller starting", "namespace", cfg.Namespace, "step", cfg.Step, "leaderElection", cfg.LeaderElection, "shard", cfg.Shard.Enabled,
 		"webhook", wh.Enabled, "webhookAddr", net.JoinHostPort(wh.Host, strconv.Itoa(wh.Port)))
 	return mgr.Start(ctx)
 }
