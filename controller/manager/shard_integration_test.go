@@ -26,8 +26,8 @@ import (
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/controller/shard"
 	"github.com/aware-autoscaler/aware/generator"
-	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 )
 
 // logSteps wraps obs so that every MPA step appends "round mpa replica"
