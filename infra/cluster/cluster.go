@@ -76,6 +76,9 @@ type proc struct {
 	Name string `json:"name"`
 	Pid  int    `json:"pid"`
 	Path string `json:"path"`
+	// Args and Detach start it again (Restart).
+	Args   []string `json:"args,omitempty"`
+	Detach bool     `json:"detach,omitempty"`
 }
 
 // Up starts the control plane described by cfg, or returns the running one if
@@ -213,7 +216,7 @@ func (c *Cluster) start(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return fmt.Errorf("cluster: starting %s: %w", name, err)
 		}
-		c.st.Procs = append(c.st.Procs, proc{Name: name, Pid: pr.Pid(), Path: path})
+		c.st.Procs = append(c.st.Procs, proc{Name: name, Pid: pr.Pid(), Path: path, Args: args, Detach: cfg.Detach})
 		if err := writeState(c.dir, c.st); err != nil {
 			return err
 		}

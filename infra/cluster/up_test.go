@@ -133,3 +133,52 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
 }
+
+// TestRestartAndPause restarts the API server (objects survive, requests
+// are served again) and pauses etcd (requests fail within their timeout,
+// then succeed once it is resumed).
+func TestRestartAndPause(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	b := cachedBinaries(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	c, err := Up(ctx, Config{Dir: t.TempDir(), Binaries: b, Nodes: 1, Log: testWriter{t}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Down(context.Background())) })
+	hc, err := c.adminClient()
+	require.NoError(t, err)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kept"}}
+	_, err = apiDo(ctx, hc, http.MethodPost, c.Server+"/api/v1/namespaces", ns, nil)
+	require.NoError(t, err)
+
+	pid := c.st.Procs[1].Pid
+	require.NoError(t, c.Restart(ctx, "kube-apiserver"))
+	assert.NotEqual(t, pid, c.st.Procs[1].Pid, "a new process")
+	_, err = apiDo(ctx, hc, http.MethodGet, c.Server+"/api/v1/namespaces/kept", nil, nil)
+	require.NoError(t, err, "objects survive an API server restart")
+	for _, p := range c.st.Procs {
+		assert.True(t, running(p), "%s runs", p.Name)
+	}
+	again, err := Attach(ctx, c.dir)
+	require.NoError(t, err, "the state file follows the new process")
+	assert.Equal(t, c.st.Procs[1].Pid, again.st.Procs[1].Pid)
+
+	require.NoError(t, c.Pause("etcd"))
+	short, stop := context.WithTimeout(ctx, 2*time.Second)
+	_, err = apiDo(short, hc, http.MethodGet, c.Server+"/api/v1/namespaces/kept", nil, nil)
+	stop()
+	require.Error(t, err, "etcd paused: the read cannot complete")
+	require.NoError(t, c.Resume("etcd"))
+	require.Eventually(t, func() bool {
+		_, err := apiDo(ctx, hc, http.MethodGet, c.Server+"/api/v1/namespaces/kept", nil, nil)
+		return err == nil
+	}, 30*time.Second, 200*time.Millisecond, "served again once etcd resumes")
+	require.NoError(t, c.Heal(ctx))
+	for _, p := range c.st.Procs {
+		assert.True(t, running(p), "%s runs after Heal", p.Name)
+	}
+
+	assert.ErrorContains(t, c.Pause("etcd2"), `no component "etcd2"`)
+}
