@@ -42,6 +42,10 @@ test: setup ## Install what is needed, then lint and run unit and integration te
 # The RL library again without its AVX-512 kernels, as on other processors.
 	$(GO) test -count=1 -tags purego ./controller/rl/...
 
+.PHONY: faults
+faults: setup build ## Fault-injection suite on the local control plane (100 MPAs, seven faults, about 15 minutes); writes its table into docs/reliability.md.
+	$(AWARE) faults --doc docs/reliability.md --check
+
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each.
 	@for pkg in $$($(GO) list ./...); do \

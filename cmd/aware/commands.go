@@ -23,5 +23,6 @@ func subcommands() []*cobra.Command {
 		newAgentsCmd(),
 		newTwinCmd(),
 		newStudyCmd(),
+		newFaultsCmd(),
 	}
 }

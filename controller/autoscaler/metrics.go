@@ -19,6 +19,8 @@ type Metrics struct {
 	round           prometheus.Histogram
 	lastRound       *prometheus.GaugeVec
 	phase           *prometheus.HistogramVec
+	recorded        prometheus.Counter
+	abandoned       prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -57,10 +59,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "aware_controller_step_phase_seconds",
 			Help:    "Duration of a phase of an MPA step, by phase: observe (metrics, including the wait for the round's Prometheus snapshot), record (trajectory store and lifecycle), status (the status write, when it changed).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}, []string{"phase"}),
+		recorded: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_controller_trajectory_steps_total",
+			Help: "Trajectory steps the store accepted (durable or journalled when counted)."}),
+		abandoned: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_controller_trajectory_episodes_abandoned_total",
+			Help: "Episodes left incomplete because the store was out of step with the controller (steps lost before they became durable)."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward,
-			m.episodeReward, m.stage, m.transitions, m.withheld, m.statusWrites, m.round, m.lastRound, m.phase)
+			m.episodeReward, m.stage, m.transitions, m.withheld, m.statusWrites, m.round, m.lastRound, m.phase, m.recorded, m.abandoned)
 	}
 	return m
 }

@@ -625,6 +625,7 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 		// step being refused.
 		r.cfg.log.Warn("trajectory store out of step with the controller; starting a new episode",
 			"mpa", app, "episode", st.episode, "step", st.t, "err", err)
+		r.cfg.metrics.abandoned.Inc()
 		st.episode, st.t = st.episode+1, 0
 		done = pol.Agent.EpisodeLength <= 1
 		s.Episode, s.T, s.Done = st.episode, 0, done
@@ -633,6 +634,7 @@ func (r *Reconciler) record(ctx context.Context, m *v1alpha1.MultidimPodAutoscal
 	if err != nil {
 		return fmt.Errorf("trajectory %s episode %d step %d: %w", app, st.episode, st.t, err)
 	}
+	r.cfg.metrics.recorded.Inc()
 	st.t++
 	if !done {
 		return nil

@@ -55,6 +55,7 @@ type Local struct {
 	interval time.Duration
 	targets  []target
 	raw      []string
+	args     []string // extra flags, for Restart
 
 	stopOnce sync.Once
 	stopErr  error
@@ -87,7 +88,7 @@ func Start(ctx context.Context, dir string, opts ...Option) (*Local, error) {
 	l := &Local{
 		dir: dir, cfgPath: filepath.Join(dir, "prometheus.yml"), logPath: filepath.Join(dir, "prometheus.log"), bin: bin,
 		http: &http.Client{Timeout: 10 * time.Second}, logger: s.logger,
-		interval: s.interval, targets: s.targets, raw: s.rawYAML,
+		interval: s.interval, targets: s.targets, raw: s.rawYAML, args: s.args,
 	}
 	if err := l.writeConfig(); err != nil {
 		return nil, err
@@ -96,6 +97,7 @@ func Start(ctx context.Context, dir string, opts ...Option) (*Local, error) {
 	defer cancel()
 	// A port found free may be taken before the server binds it: retry.
 	for attempt := 1; ; attempt++ {
+		l.addr = ""
 		err = l.start(ctx, s.args)
 		if err == nil {
 			break
@@ -135,10 +137,14 @@ func findBinary(path string) (string, error) {
 	return DefaultBinary, nil
 }
 
+// start runs the server on l.addr, or on a free port if l.addr is "".
 func (l *Local) start(ctx context.Context, extra []string) error {
-	addr, err := localproc.FreeLoopbackAddr()
-	if err != nil {
-		return fmt.Errorf("local Prometheus: %w", err)
+	addr := l.addr
+	if addr == "" {
+		var err error
+		if addr, err = localproc.FreeLoopbackAddr(); err != nil {
+			return fmt.Errorf("local Prometheus: %w", err)
+		}
 	}
 	args := append([]string{
 		"--config.file=" + l.cfgPath,
@@ -310,8 +316,26 @@ func (l *Local) targetsUp(ctx context.Context, job string) (string, bool) {
 	return strings.Join(states, "; "), up
 }
 
+// Restart starts the server again after Stop, on the same address and
+// TSDB, so that clients' URLs and the data before the stop survive (the
+// stop leaves a gap in the series).
+func (l *Local) Restart(ctx context.Context) error {
+	if !l.proc.Exited() {
+		return fmt.Errorf("local Prometheus at %s: still running", l.addr)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err := l.start(ctx, l.args); err != nil {
+		return err
+	}
+	l.stopOnce, l.stopErr = sync.Once{}, nil
+	l.logger.Info("prometheus restarted", "url", l.URL(), "pid", l.proc.Pid())
+	return nil
+}
+
 // Stop shuts the server down (SIGTERM, then SIGKILL after 30s). It is safe
-// to call more than once; later calls return the first result.
+// to call more than once; later calls return the first result until
+// Restart.
 func (l *Local) Stop() error {
 	l.stopOnce.Do(func() {
 		if err := l.proc.Stop(syscall.SIGTERM, stopGrace); err != nil {

@@ -126,6 +126,15 @@ func TestStartScrapeReloadStop(t *testing.T) {
 	require.NoError(t, p.Stop(), "Stop is idempotent")
 	_, err = http.Get(p.URL() + "/-/ready")
 	assert.Error(t, err, "the server is gone")
+
+	// Restarted on the same address, with the data from before the stop.
+	url := p.URL()
+	require.NoError(t, p.Restart(ctx))
+	assert.Equal(t, url, p.URL())
+	v, err := query(ctx, p, `max_over_time(aware_test_second{job="second"}[1h])`)
+	require.NoError(t, err)
+	assert.Equal(t, 7.0, v, "the TSDB survives")
+	require.NoError(t, p.Stop())
 }
 
 func TestWaitForTargetDown(t *testing.T) {

@@ -1,0 +1,13 @@
+// Package faults is the controller's fault-injection suite (`aware
+// faults`, `make faults`): on the local control plane with the digital
+// twin, a real Prometheus and a real InfluxDB, the controller runs as its
+// own process over generated MPAs while faults are injected mid-episode
+// and reverted one after another (Prometheus stopped, InfluxDB stopped,
+// the API server restarted, etcd paused, the controller SIGKILLed three
+// times in a row, malformed objects, a burst of MPAs created and deleted
+// at once). For each it measures, from the controller's own counters and
+// the trajectories InfluxDB holds at the end, the trajectory steps lost,
+// the trajectories lost, the time to recover, the wrong actions (steps
+// taken in a round whose metrics window fell wholly in a Prometheus
+// outage) and the crashes, and prints one table.
+package faults
