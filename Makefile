@@ -41,16 +41,19 @@ test: setup ## Install what is needed, then lint and run unit and integration te
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
 # The RL library again without its AVX-512 kernels, as on other processors.
 	$(GO) test -count=1 -tags purego ./controller/rl/...
+# Every parser of outside input, fuzzed for a few seconds each.
+	$(MAKE) fuzz FUZZTIME=4s
 
 .PHONY: faults
 faults: setup build ## Fault-injection suite on the local control plane (100 MPAs, seven faults, about 15 minutes); writes its table into docs/reliability.md.
 	$(AWARE) faults --doc docs/reliability.md --check
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target for FUZZTIME each.
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+fuzz: ## Run every fuzz target (each func Fuzz… of a _test.go file) for FUZZTIME each.
+	@for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  pkg=./$$(dirname $${f#./}); \
+	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
 
