@@ -1,7 +1,14 @@
 package admission
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -86,20 +93,109 @@ func TestMutate(t *testing.T) {
 func TestEnsureCerts(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	ca, err := EnsureCerts(dir, []string{"127.0.0.1", "aware.aware-system.svc"}, now)
+	hosts := []string{"127.0.0.1", "aware.aware-system.svc"}
+	ca, err := EnsureCerts(dir, hosts, now)
 	require.NoError(t, err)
 	pair, err := tls.LoadX509KeyPair(dir+"/"+CertFile, dir+"/"+KeyFile)
 	require.NoError(t, err)
 	require.NotEmpty(t, pair.Certificate)
-	again, err := EnsureCerts(dir, []string{"127.0.0.1", "aware.aware-system.svc"}, now)
+	verify(t, ca, dir, "127.0.0.1", now)
+	serving := read(t, dir, CertFile)
+	again, err := EnsureCerts(dir, hosts, now)
 	require.NoError(t, err)
 	assert.Equal(t, ca, again, "a valid pair is kept")
+	assert.Equal(t, serving, read(t, dir, CertFile))
 	other, err := EnsureCerts(dir, []string{"other.svc"}, now)
 	require.NoError(t, err)
-	assert.NotEqual(t, ca, other, "new hosts: new certificates")
-	late, err := EnsureCerts(dir, []string{"other.svc"}, now.Add(300*24*time.Hour))
-	require.NoError(t, err)
-	assert.NotEqual(t, other, late, "renewed when less than a third of the validity remains")
+	assert.Equal(t, ca, other, "new hosts: a new serving certificate under the same CA")
+	assert.NotEqual(t, serving, read(t, dir, CertFile))
+	verify(t, other, dir, "other.svc", now)
 	_, err = EnsureCerts(dir, nil, now)
 	assert.ErrorContains(t, err, "no host names")
+}
+
+// TestRotator renews the serving certificate under the same CA when less
+// than a third of its year remains, and the CA when less than a third of
+// its ten years remains; it publishes the bundle before it writes the
+// files, and the bundle published with a new CA trusts the serving
+// certificates before and after.
+func TestRotator(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	hosts := []string{"aware.aware-system.svc"}
+	bundle0, err := EnsureCerts(dir, hosts, t0)
+	require.NoError(t, err)
+	now := t0
+	var published [][]byte
+	var servingAtPublish [][]byte
+	r := &Rotator{Dir: dir, Hosts: hosts, Now: func() time.Time { return now }, Publish: func(_ context.Context, b []byte) error {
+		published = append(published, b)
+		servingAtPublish = append(servingAtPublish, read(t, dir, CertFile))
+		return nil
+	}}
+	require.NoError(t, r.Check(t.Context()))
+	assert.Empty(t, published, "nothing due")
+
+	s1 := read(t, dir, CertFile)
+	now = t0.Add(250 * 24 * time.Hour)
+	require.NoError(t, r.Check(t.Context()))
+	require.Len(t, published, 1)
+	assert.Equal(t, bundle0, published[0], "the same CA")
+	assert.Equal(t, s1, servingAtPublish[0], "published before the files change")
+	s2 := read(t, dir, CertFile)
+	assert.NotEqual(t, s1, s2)
+	verify(t, published[0], dir, hosts[0], now)
+
+	// Checks every 30 days for seven and a half years: serving
+	// certificates renewed under the first CA, then one change of CA.
+	caChanges := 0
+	for now = now.Add(30 * 24 * time.Hour); now.Before(t0.Add(7*365*24*time.Hour + 180*24*time.Hour)); now = now.Add(30 * 24 * time.Hour) {
+		ca := read(t, dir, CAFile)
+		n := len(published)
+		require.NoError(t, r.Check(t.Context()))
+		verify(t, read(t, dir, CAFile), dir, hosts[0], now)
+		if len(published) == n || bytes.Equal(ca, read(t, dir, CAFile)) {
+			continue
+		}
+		caChanges++
+		bundle := published[len(published)-1]
+		assert.Contains(t, string(bundle), string(ca), "the old CA stays in the bundle")
+		assert.Contains(t, string(bundle), string(read(t, dir, CAFile)))
+		verify(t, bundle, dir, hosts[0], now)
+		pool := x509.NewCertPool()
+		require.True(t, pool.AppendCertsFromPEM(bundle))
+		b, _ := pem.Decode(servingAtPublish[len(servingAtPublish)-1])
+		old, err := x509.ParseCertificate(b.Bytes)
+		require.NoError(t, err)
+		_, err = old.Verify(x509.VerifyOptions{Roots: pool, DNSName: hosts[0], CurrentTime: now})
+		assert.NoError(t, err, "the serving certificate from before the change is trusted by the published bundle")
+	}
+	assert.Equal(t, 1, caChanges, "the CA changed once, when a third of its ten years remained")
+	assert.GreaterOrEqual(t, len(published), 10, "serving certificates renewed about every eight months")
+
+	r.Publish = func(context.Context, []byte) error { return errors.New("API server away") }
+	now = now.Add(300 * 24 * time.Hour) // the serving certificate is due
+	before := read(t, dir, CertFile)
+	assert.ErrorContains(t, r.Check(t.Context()), "API server away")
+	assert.Equal(t, before, read(t, dir, CertFile), "files unchanged when the bundle could not be published")
+}
+
+func read(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	return b
+}
+
+// verify checks dir's serving certificate against the bundle for host.
+func verify(t *testing.T, bundle []byte, dir, host string, now time.Time) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(bundle))
+	b, _ := pem.Decode(read(t, dir, CertFile))
+	require.NotNil(t, b)
+	cert, err := x509.ParseCertificate(b.Bytes)
+	require.NoError(t, err)
+	_, err = cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: host, CurrentTime: now})
+	require.NoError(t, err)
 }

@@ -188,6 +188,7 @@ func Run(ctx context.Context, cfg Config) error {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
 	}
 	wh := cfg.Webhook
+	var rotator *admission.Rotator
 	if wh.Enabled {
 		if wh.Port == 0 {
 			wh.Port = 9443
@@ -206,6 +207,10 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := admission.EnsureConfiguration(ctx, direct, wh.Endpoint, ca, wh.FailurePolicy); err != nil {
 			return err
 		}
+		rotator = &admission.Rotator{Dir: wh.CertDir, Hosts: wh.Hosts, Log: cfg.Log,
+			Publish: func(ctx context.Context, bundle []byte) error {
+				return admission.EnsureConfiguration(ctx, direct, wh.Endpoint, bundle, wh.FailurePolicy)
+			}}
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: wh.Host, Port: wh.Port, CertDir: wh.CertDir})
 	}
 	mgr, err := ctrl.NewManager(cfg.REST, opts)
@@ -240,6 +245,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if wh.Enabled {
+		if err := mgr.Add(rotator); err != nil {
+			return err
+		}
 		mgr.GetWebhookServer().Register(admission.Path, &webhook.Admission{Handler: admission.NewPodMutator(mgr.GetClient(), cfg.Log)})
 		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 			return err
