@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,7 +14,6 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl"
 	"github.com/aware-autoscaler/aware/evaluation/scale"
 	"github.com/aware-autoscaler/aware/evaluation/speed"
-	"github.com/aware-autoscaler/aware/infra/cluster"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -111,16 +109,9 @@ CPU (acting besides training: ≤ 0.5 core), the controller's and the runner's m
 }
 
 func runBenchController(ctx context.Context, fl benchControllerFlags, out, errOut io.Writer) (err error) {
-	bins, err := cluster.Cached(ctx)
-	if errors.Is(err, cluster.ErrNotBuilt) {
-		return fmt.Errorf("%w; then run `aware bench controller` again", err)
-	}
+	bins, self, err := localTestbed(ctx, "aware bench controller")
 	if err != nil {
 		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("bench controller: the aware binary: %w", err)
 	}
 	cfg := fl.cfg
 	cfg.Binaries, cfg.Controller, cfg.Log = bins, append([]string{self, "controller"}, fl.ctlArgs...), slog.Default()
@@ -133,16 +124,7 @@ func runBenchController(ctx context.Context, fl benchControllerFlags, out, errOu
 		if cfg.Dir, err = os.MkdirTemp("", "aware-bench-controller-"); err != nil {
 			return fmt.Errorf("bench controller: %w", err)
 		}
-		defer func() {
-			// A failed run keeps its logs for inspection.
-			if fl.keep || err != nil {
-				fmt.Fprintf(errOut, "working directory kept: %s\n", cfg.Dir)
-				return
-			}
-			if rmErr := os.RemoveAll(cfg.Dir); rmErr != nil {
-				err = fmt.Errorf("bench controller: removing %s: %w", cfg.Dir, rmErr)
-			}
-		}()
+		defer removeWorkDir(cfg.Dir, fl.keep, errOut, &err)
 	}
 	start := time.Now()
 	fmt.Fprintf(errOut, "scale benchmark: %d apps on the local control plane, step %s, %d rounds, in %s…\n", cfg.Apps, cfg.Step, cfg.Rounds, cfg.Dir)

@@ -17,6 +17,36 @@ import (
 	"github.com/aware-autoscaler/aware/infra/cluster"
 )
 
+// localTestbed returns the local control plane's binaries (built by
+// `aware cluster install`) and this binary's path, for commands that start
+// the testbed and this binary's subcommands as processes.
+func localTestbed(ctx context.Context, command string) (cluster.Binaries, string, error) {
+	bins, err := cluster.Cached(ctx)
+	if errors.Is(err, cluster.ErrNotBuilt) {
+		return bins, "", fmt.Errorf("%w; then run `%s` again", err, command)
+	}
+	if err != nil {
+		return bins, "", err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return bins, "", fmt.Errorf("%s: the aware binary: %w", command, err)
+	}
+	return bins, self, nil
+}
+
+// removeWorkDir removes a temporary working directory, unless keep is set
+// or the command failed (*errp: its logs are then for inspection).
+func removeWorkDir(dir string, keep bool, errOut io.Writer, errp *error) {
+	if keep || *errp != nil {
+		fmt.Fprintf(errOut, "working directory kept: %s\n", dir)
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		*errp = fmt.Errorf("removing %s: %w", dir, err)
+	}
+}
+
 type faultsFlags struct {
 	cfg   faults.Config
 	keep  bool
@@ -64,16 +94,9 @@ minutes and most of 2 cores. --doc replaces the table between the markers of a M
 }
 
 func runFaults(ctx context.Context, fl faultsFlags, out, errOut io.Writer) (err error) {
-	bins, err := cluster.Cached(ctx)
-	if errors.Is(err, cluster.ErrNotBuilt) {
-		return fmt.Errorf("%w; then run `aware faults` again", err)
-	}
+	bins, self, err := localTestbed(ctx, "aware faults")
 	if err != nil {
 		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("faults: the aware binary: %w", err)
 	}
 	cfg := fl.cfg
 	cfg.Binaries, cfg.Controller, cfg.Log = bins, []string{self, "controller"}, slog.Default()
@@ -81,15 +104,7 @@ func runFaults(ctx context.Context, fl faultsFlags, out, errOut io.Writer) (err 
 		if cfg.Dir, err = os.MkdirTemp("", "aware-faults-"); err != nil {
 			return fmt.Errorf("faults: %w", err)
 		}
-		defer func() {
-			if fl.keep || err != nil {
-				fmt.Fprintf(errOut, "working directory kept: %s\n", cfg.Dir)
-				return
-			}
-			if rmErr := os.RemoveAll(cfg.Dir); rmErr != nil {
-				err = fmt.Errorf("faults: removing %s: %w", cfg.Dir, rmErr)
-			}
-		}()
+		defer removeWorkDir(cfg.Dir, fl.keep, errOut, &err)
 	}
 	rep, err := faults.Run(ctx, cfg)
 	if err != nil {

@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -127,15 +128,7 @@ func (s *FileStore) drop(k uint32) error {
 		}
 		cuts = append(cuts, c)
 	}
-	slices.SortFunc(cuts, func(x, y cut) int {
-		switch {
-		case x.app < y.app:
-			return -1
-		case x.app > y.app:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(cuts, func(x, y cut) int { return cmp.Compare(x.app, y.app) })
 	copied := false
 	for _, c := range cuts {
 		if c.copy {
