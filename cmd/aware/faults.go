@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -111,8 +112,8 @@ func runFaults(ctx context.Context, fl faultsFlags, out, errOut io.Writer) (err 
 		return err
 	}
 	var table bytes.Buffer
-	fmt.Fprintf(&table, "`%s` (%s, %d MPAs, step %s, took %s):\n\n", commandLine(), rep.Started.Format("2006-01-02"), rep.MPAs, rep.Step,
-		rep.Took.Round(time.Second))
+	fmt.Fprintf(&table, "`%s` (%s%s, %d MPAs, step %s, took %s):\n\n", commandLine(), rep.Started.Format("2006-01-02"), revision(),
+		rep.MPAs, rep.Step, rep.Took.Round(time.Second))
 	if err := faults.WriteTable(&table, rep); err != nil {
 		return err
 	}
@@ -128,6 +129,30 @@ func runFaults(ctx context.Context, fl faultsFlags, out, errOut io.Writer) (err 
 		return rep.Err()
 	}
 	return nil
+}
+
+// revision is ", commit <hash>" of the build's VCS revision, "" unknown.
+func revision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) < 7 {
+		return ""
+	}
+	if dirty {
+		return ", commit " + rev[:7] + " with changes"
+	}
+	return ", commit " + rev[:7]
 }
 
 // commandLine is how this process was invoked, for the record.
