@@ -30,7 +30,7 @@ func weight(member, key string) uint64 {
 	for i := 0; i < len(member); i++ {
 		h = (h ^ uint64(member[i])) * prime
 	}
-	h = (h ^ 0) * prime
+	h *= prime // a zero byte between member and key (h ^ 0 = h)
 	for i := 0; i < len(key); i++ {
 		h = (h ^ uint64(key[i])) * prime
 	}
