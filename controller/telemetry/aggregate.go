@@ -90,7 +90,7 @@ func (o Observation) Metrics(replicas int) gym.Metrics {
 type problems struct {
 	noSeries   []PodKey                    // pods the snapshot does not know
 	missing    [32][]PodKey                // per metric bit: no series
-	invalid    [32][]PodKey                // per metric bit: NaN or infinite
+	invalid    [32][]PodKey                // per metric bit: NaN, infinite or negative
 	stale      [numExporters][]PodKey      // newest sample too old
 	staleAge   [numExporters]time.Duration // the oldest such age
 	notCurrent [numExporters][]PodKey      // data in the window but no current sample
@@ -255,9 +255,9 @@ func (pr *problems) err(container string, maxAge time.Duration) error {
 			errs = append(errs, &DataError{Err: ErrNoData, Metric: 1 << i, Container: container, Pods: pr.missing[i], Detail: "no series"})
 		}
 		if len(pr.invalid[i]) > 0 {
-			detail := "NaN or infinite value"
+			detail := "NaN, infinite or negative value"
 			if Metric(1<<i) == MetricLatency {
-				detail = "NaN or infinite bucket count, or no +Inf bucket"
+				detail = "NaN, infinite or negative bucket count, or no +Inf bucket"
 			}
 			errs = append(errs, &DataError{Err: ErrNoData, Metric: 1 << i, Container: container, Pods: pr.invalid[i], Detail: detail})
 		}

@@ -177,9 +177,9 @@ func TestAggregateErrors(t *testing.T) {
 		{name: "NaN memory", edit: func(p *PodSample, _ *Snapshot) {
 			p.Containers[0].Has &^= MetricMemoryWorkingSet
 			p.Containers[0].Invalid |= MetricMemoryWorkingSet
-		}, wantIs: ErrNoData, wantErr: []string{"memory working set", "NaN or infinite value"}},
+		}, wantIs: ErrNoData, wantErr: []string{"memory working set", "NaN, infinite or negative value"}},
 		{name: "NaN latency bucket", edit: func(p *PodSample, _ *Snapshot) { p.Has &^= MetricLatency; p.Invalid |= MetricLatency },
-			wantIs: ErrNoData, wantErr: []string{"latency histogram", "NaN or infinite bucket count, or no +Inf bucket"}},
+			wantIs: ErrNoData, wantErr: []string{"latency histogram", "NaN, infinite or negative bucket count, or no +Inf bucket"}},
 		{name: "stale cadvisor", edit: func(p *PodSample, _ *Snapshot) { p.Seen[ExporterCAdvisor] = t0.Add(-90 * time.Second) },
 			wantIs: ErrStale, wantData: &DataError{Err: ErrStale, Exporter: ExporterCAdvisor, Container: "app", Pods: []PodKey{key},
 				Detail: "newest sample up to 1m30s old, max age 1m0s"}},

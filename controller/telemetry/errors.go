@@ -8,7 +8,7 @@ import (
 
 var (
 	// ErrNoData means a metric has no usable sample for some pods: no
-	// series, or a NaN or infinite value. Check with errors.Is.
+	// series, or a NaN, infinite or negative value. Check with errors.Is.
 	ErrNoData = errors.New("no data")
 	// ErrStale means some pods' newest samples from an exporter are older
 	// than the snapshot's MaxAge, or the exporter no longer reports them.
@@ -27,7 +27,7 @@ type DataError struct {
 	Exporter  Exporter // ErrStale: the exporter
 	Container string   // the container aggregated ("" for all containers)
 	Pods      []PodKey
-	Detail    string // why: "no series", "NaN or infinite value", "newest sample 95s old", ...
+	Detail    string // why: "no series", "NaN, infinite or negative value", "newest sample 95s old", ...
 }
 
 func (e *DataError) Error() string {

@@ -21,7 +21,7 @@ func comparePodKeys(a, b PodKey) int {
 
 // ContainerSample is what a snapshot knows of one container of a pod. A
 // value counts only if its Metric is in Has; Invalid marks metrics whose
-// value was NaN or infinite (they are not in Has).
+// value was NaN, infinite or negative (they are not in Has).
 type ContainerSample struct {
 	Name             string
 	CPUUsage         float64 // cores, mean over the window
@@ -198,6 +198,11 @@ func (b *builder) pod(ns, name string) (*PodSample, bool) {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
+// measurable reports whether v can be a measured quantity: every metric
+// read here (usage, limits, rates, counts, readiness) is finite and not
+// negative, so a negative value is as broken as a NaN.
+func measurable(v float64) bool { return finite(v) && v >= 0 }
+
 // add applies one query's result.
 func (b *builder) add(q *query, vec []vecSample) error {
 	for i := range vec {
@@ -239,7 +244,7 @@ func (b *builder) add(q *query, vec []vecSample) error {
 }
 
 func setContainer(c *ContainerSample, m Metric, v float64) {
-	if !finite(v) {
+	if !measurable(v) {
 		c.Invalid |= m
 		return
 	}
@@ -263,7 +268,7 @@ func setContainer(c *ContainerSample, m Metric, v float64) {
 }
 
 func setPod(p *PodSample, m Metric, v float64) {
-	if !finite(v) {
+	if !measurable(v) {
 		p.Invalid |= m
 		return
 	}
@@ -293,7 +298,7 @@ func (b *builder) finish() {
 		slices.SortFunc(p.Latency, func(a, b Bucket) int { return cmp.Compare(a.UpperBound, b.UpperBound) })
 		ok := math.IsInf(p.Latency[len(p.Latency)-1].UpperBound, 1)
 		for _, x := range p.Latency {
-			ok = ok && finite(x.Count)
+			ok = ok && measurable(x.Count)
 		}
 		if ok {
 			p.Has |= MetricLatency

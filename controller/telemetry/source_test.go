@@ -104,7 +104,13 @@ func TestSnapshotNaNAndStale(t *testing.T) {
 	stale.seen[ExporterKubeState] = at.Add(-5 * time.Minute)
 	ended := fullPod("apps", "web-e", at)
 	ended.seen[ExporterCAdvisor] = time.Time{}
-	fp := newFakeProm(t, time.Minute, nil, []podData{nanMem, nanBucket, noInf, stale, ended}, nil)
+	negMem := fullPod("apps", "web-f", at)
+	negMem.mem = -4096
+	infMem := fullPod("apps", "web-g", at)
+	infMem.mem = math.Inf(1)
+	negBucket := fullPod("apps", "web-h", at)
+	negBucket.buckets = []Bucket{{0.1, -1}, {inf, 3}}
+	fp := newFakeProm(t, time.Minute, nil, []podData{nanMem, nanBucket, noInf, stale, ended, negMem, infMem, negBucket}, nil)
 	snap, err := newTestSource(t, fp.srv.URL).Snapshot(context.Background(), time.Minute, at)
 	require.NoError(t, err)
 
@@ -113,11 +119,14 @@ func TestSnapshotNaNAndStale(t *testing.T) {
 		wantIs  error
 		wantErr string
 	}{
-		{"web-a", ErrNoData, "no data for memory working set (container_memory_working_set_bytes) of container \"app\" (1 pods: apps/web-a): NaN or infinite value"},
-		{"web-b", ErrNoData, "latency histogram (aware_workload_request_duration_seconds_bucket) (1 pods: apps/web-b): NaN or infinite bucket count, or no +Inf bucket"},
-		{"web-c", ErrNoData, "latency histogram (aware_workload_request_duration_seconds_bucket) (1 pods: apps/web-c): NaN or infinite bucket count, or no +Inf bucket"},
+		{"web-a", ErrNoData, "no data for memory working set (container_memory_working_set_bytes) of container \"app\" (1 pods: apps/web-a): NaN, infinite or negative value"},
+		{"web-b", ErrNoData, "latency histogram (aware_workload_request_duration_seconds_bucket) (1 pods: apps/web-b): NaN, infinite or negative bucket count, or no +Inf bucket"},
+		{"web-c", ErrNoData, "latency histogram (aware_workload_request_duration_seconds_bucket) (1 pods: apps/web-c): NaN, infinite or negative bucket count, or no +Inf bucket"},
 		{"web-d", ErrStale, "stale data from kube-state-metrics (1 pods: apps/web-d): newest sample up to 5m0s old, max age 1m0s"},
 		{"web-e", ErrStale, "stale data from cadvisor (1 pods: apps/web-e): data in the window but no current sample"},
+		{"web-f", ErrNoData, "no data for memory working set (container_memory_working_set_bytes) of container \"app\" (1 pods: apps/web-f): NaN, infinite or negative value"},
+		{"web-g", ErrNoData, "(1 pods: apps/web-g): NaN, infinite or negative value"},
+		{"web-h", ErrNoData, "(1 pods: apps/web-h): NaN, infinite or negative bucket count, or no +Inf bucket"},
 	} {
 		t.Run(tc.pod, func(t *testing.T) {
 			_, err := snap.Aggregate([]PodKey{{"apps", tc.pod}}, "app")
