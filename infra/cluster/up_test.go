@@ -166,10 +166,13 @@ func TestRestartAndPause(t *testing.T) {
 	assert.Equal(t, c.st.Procs[1].Pid, again.st.Procs[1].Pid)
 
 	require.NoError(t, c.Pause("etcd"))
+	// A write must reach etcd (a read may be served from the API
+	// server's watch cache).
 	short, stop := context.WithTimeout(ctx, 2*time.Second)
-	_, err = apiDo(short, hc, http.MethodGet, c.Server+"/api/v1/namespaces/kept", nil, nil)
+	paused := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "written-while-paused"}}
+	_, err = apiDo(short, hc, http.MethodPost, c.Server+"/api/v1/namespaces", paused, nil)
 	stop()
-	require.Error(t, err, "etcd paused: the read cannot complete")
+	require.Error(t, err, "etcd paused: the write cannot complete")
 	require.NoError(t, c.Resume("etcd"))
 	require.Eventually(t, func() bool {
 		_, err := apiDo(ctx, hc, http.MethodGet, c.Server+"/api/v1/namespaces/kept", nil, nil)
