@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -95,8 +94,8 @@ func (l *lab) delivered(ctx context.Context, w window) (time.Duration, error) {
 }
 
 func maxTime(a, b time.Time) time.Time {
-	if cmp.Compare(a.UnixNano(), b.UnixNano()) >= 0 {
-		return a
+	if b.After(a) {
+		return b
 	}
-	return b
+	return a
 }
