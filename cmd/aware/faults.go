@@ -65,13 +65,16 @@ scraped by a real Prometheus, a real InfluxDB for trajectories and this binary's
 as its own process with its ClusterRole's rights; once every MPA steps it injects each fault of
 --faults mid-episode and reverts it: Prometheus stopped (--prometheus-down), InfluxDB stopped
 (--influx-down), kube-apiserver restarted, etcd paused (--etcd-pause), the controller SIGKILLed
---kills times in a row, malformed objects (MPAs CEL must refuse, a missing target, a Deployment
+--kills times in a row, one pod each of four MPAs exporting NaN, +Inf, negative or no metrics
+(--bad-metrics), malformed objects (MPAs CEL must refuse, a missing target, a Deployment
 deleted under its MPA) and --burst MPAs created and deleted at once. It prints one table: per
 fault the trajectory steps the controller recorded and how many of them InfluxDB lacks at the
 end, the episodes abandoned or with a gap, the time until every MPA recorded a step again (for
-InfluxDB until it holds every step), the steps taken in rounds whose metrics window lay wholly
-in the Prometheus outage, and the controller's crashes. Expected: nothing lost, no wrong
-action, no crash (--check makes anything else an error). With the defaults it takes about 15
+InfluxDB until it holds every step), the steps taken from data that could only be stale or bad
+(rounds whose metrics window lay wholly in the Prometheus outage or in an MPA's bad metrics),
+the controller's requests the API server refused (its audit log) and the controller's crashes.
+Expected: nothing lost, no wrong action, no refused request, no crash (--check makes anything
+else an error). With the defaults it takes about 15
 minutes and most of 2 cores. --doc replaces the table between the markers of a Markdown file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -84,13 +87,14 @@ minutes and most of 2 cores. --doc replaces the table between the markers of a M
 	f.DurationVar(&fl.cfg.PrometheusDown, "prometheus-down", 2*time.Minute, "how long Prometheus is stopped")
 	f.DurationVar(&fl.cfg.InfluxDown, "influx-down", 5*time.Minute, "how long InfluxDB is stopped")
 	f.DurationVar(&fl.cfg.EtcdPause, "etcd-pause", 30*time.Second, "how long etcd is paused")
+	f.DurationVar(&fl.cfg.BadMetrics, "bad-metrics", time.Minute, "how long some pods export bad metrics")
 	f.IntVar(&fl.cfg.Kills, "kills", 3, "SIGKILLs of the controller in a row")
 	f.IntVar(&fl.cfg.Burst, "burst", 1000, "MPAs created and deleted at once")
 	f.StringSliceVar(&fl.cfg.Faults, "faults", faults.All, "faults to inject, in this order: "+strings.Join(faults.All, ", "))
 	f.StringVar(&fl.cfg.Dir, "dir", "", "working directory, empty or absent (default: a temporary one, removed afterwards unless --keep or a failure)")
 	f.BoolVar(&fl.keep, "keep", false, "keep the temporary working directory (logs, data)")
 	f.StringVar(&fl.doc, "doc", "", "Markdown file whose <!-- faults:begin --> … <!-- faults:end --> section receives the table")
-	f.BoolVar(&fl.check, "check", false, "fail when a fault lost something, acted wrongly or crashed the controller")
+	f.BoolVar(&fl.check, "check", false, "fail when a fault lost something, acted wrongly, met a refusal or crashed the controller")
 	return cmd
 }
 

@@ -541,11 +541,15 @@ func kubeClient(t *testing.T, kubeconfig string) client.Client {
 
 // grantRole binds a generated ClusterRole to a user of the same name and
 // returns that user's kubeconfig: the controller and the environment run
-// with exactly their roles.
+// with exactly their roles, and the test fails if the API server refused
+// any of that user's requests (its audit log, read after the test's other
+// cleanups have stopped the components).
 func grantRole(ctx context.Context, t *testing.T, c *cluster.Cluster, admin client.Client, get func() (*rbacv1.ClusterRole, error)) string {
 	t.Helper()
 	role, err := get()
 	require.NoError(t, err)
+	since := time.Now()
+	t.Cleanup(func() { clustertest.RequireNoForbidden(t, c, role.Name, since) })
 	require.NoError(t, deploy.Grant(ctx, admin, role, role.Name))
 	path, err := c.UserKubeconfig(role.Name, role.Name)
 	require.NoError(t, err)

@@ -18,12 +18,13 @@ const (
 	FaultAPIServer  = "apiserver"
 	FaultEtcd       = "etcd"
 	FaultSIGKILL    = "sigkill"
+	FaultMetrics    = "metrics"
 	FaultObjects    = "objects"
 	FaultBurst      = "burst"
 )
 
 // All is every fault, in order.
-var All = []string{FaultPrometheus, FaultInfluxDB, FaultAPIServer, FaultEtcd, FaultSIGKILL, FaultObjects, FaultBurst}
+var All = []string{FaultPrometheus, FaultInfluxDB, FaultAPIServer, FaultEtcd, FaultSIGKILL, FaultMetrics, FaultObjects, FaultBurst}
 
 // Config configures Run.
 type Config struct {
@@ -33,10 +34,11 @@ type Config struct {
 	// Step is the controller's step (default 5 s).
 	Step time.Duration
 	// PrometheusDown, InfluxDown and EtcdPause are the outages (defaults
-	// 2 min, 5 min and 30 s); Kills the SIGKILLs in a row (default 3);
+	// 2 min, 5 min and 30 s); BadMetrics how long some pods export bad
+	// metrics (default 1 min); Kills the SIGKILLs in a row (default 3);
 	// Burst the MPAs created and deleted at once (default 1000).
-	PrometheusDown, InfluxDown, EtcdPause time.Duration
-	Kills, Burst                          int
+	PrometheusDown, InfluxDown, EtcdPause, BadMetrics time.Duration
+	Kills, Burst                                      int
 	// Faults are the faults to run, in All's order (default All).
 	Faults []string
 	// Dir is the working directory, empty or absent. Required.
@@ -63,6 +65,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.PrometheusDown, 2*time.Minute)
 	def(&c.InfluxDown, 5*time.Minute)
 	def(&c.EtcdPause, 30*time.Second)
+	def(&c.BadMetrics, time.Minute)
 	if c.Kills == 0 {
 		c.Kills = 3
 	}
@@ -85,13 +88,16 @@ func (c Config) withDefaults() (Config, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"Prometheus outage", c.PrometheusDown}, {"InfluxDB outage", c.InfluxDown}, {"etcd pause", c.EtcdPause}} {
+	}{{"Prometheus outage", c.PrometheusDown}, {"InfluxDB outage", c.InfluxDown}, {"etcd pause", c.EtcdPause}, {"bad metrics", c.BadMetrics}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("faults: %s %s: negative", d.name, d.v))
 		}
 	}
 	if c.Kills < 1 || c.Burst < 1 {
 		errs = append(errs, fmt.Errorf("faults: kills %d and burst %d must be positive", c.Kills, c.Burst))
+	}
+	if slices.Contains(c.Faults, FaultMetrics) && c.MPAs <= len(badKinds) {
+		errs = append(errs, fmt.Errorf("faults: MPAs %d: the %s fault spoils %d MPAs' metrics and needs others that keep stepping", c.MPAs, FaultMetrics, len(badKinds)))
 	}
 	for _, f := range c.Faults {
 		if !slices.Contains(All, f) {

@@ -9,5 +9,7 @@
 // the trajectories InfluxDB holds at the end, the trajectory steps lost,
 // the trajectories lost, the time to recover, the wrong actions (steps
 // taken in a round whose metrics window fell wholly in a Prometheus
-// outage) and the crashes, and prints one table.
+// outage), the controller's requests refused by RBAC (from the API
+// server's audit log: its ClusterRole lacks what the code calls) and the
+// crashes, and prints one table.
 package faults

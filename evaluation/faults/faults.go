@@ -3,8 +3,12 @@ package faults
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/aware-autoscaler/aware/controller/trajectory"
+	"github.com/aware-autoscaler/aware/infra/cluster"
 )
 
 // recoveryLimit bounds the wait for the controller to step every MPA
@@ -20,7 +24,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	dir, err := prepareDir(cfg.Dir)
+	dir, err := cluster.FreshDir(cfg.Dir)
 	if err != nil {
 		return Report{}, err
 	}
@@ -70,11 +74,7 @@ func (l *lab) fault(ctx context.Context, name string) (Row, error) {
 	if err != nil {
 		return row, err
 	}
-	var (
-		revert   time.Time
-		outages  [][2]time.Time
-		delivery bool
-	)
+	var in injection
 	switch name {
 	case FaultPrometheus:
 		stop := time.Now()
@@ -87,8 +87,8 @@ func (l *lab) fault(ctx context.Context, name string) (Row, error) {
 		if err := l.prom.Restart(ctx); err != nil {
 			return row, err
 		}
-		revert = time.Now()
-		outages = append(outages, [2]time.Time{stop, revert})
+		in.revert = time.Now()
+		in.outages = append(in.outages, [2]time.Time{stop, in.revert})
 		row.Note = fmt.Sprintf("Prometheus stopped for %s mid-episode, then restarted on its address and TSDB; the controller holds (no step) while a round has no metrics", l.cfg.PrometheusDown)
 	case FaultInfluxDB:
 		stop := time.Now()
@@ -101,13 +101,15 @@ func (l *lab) fault(ctx context.Context, name string) (Row, error) {
 		if err := l.influx.Restart(ctx); err != nil {
 			return row, err
 		}
-		revert, delivery = time.Now(), true
+		in.revert, in.delivery = time.Now(), true
 		row.Note = fmt.Sprintf("InfluxDB stopped for %s; the controller spools and journals its steps, recovery is until InfluxDB holds every step recorded", l.cfg.InfluxDown)
 	case FaultAPIServer:
+		stop := time.Now()
 		if err := l.cl.Restart(ctx, "kube-apiserver"); err != nil {
 			return row, err
 		}
-		revert = time.Now()
+		in.revert = time.Now()
+		in.restarts = append(in.restarts, [2]time.Time{stop, in.revert})
 		row.Note = "kube-apiserver restarted (SIGTERM, started again; kube-controller-manager, which exits when it goes away, started again as a kubelet would)"
 	case FaultEtcd:
 		if err := l.cl.Pause("etcd"); err != nil {
@@ -120,7 +122,7 @@ func (l *lab) fault(ctx context.Context, name string) (Row, error) {
 		if err != nil {
 			return row, err
 		}
-		revert = time.Now()
+		in.revert = time.Now()
 		if err := l.cl.Heal(ctx); err != nil {
 			return row, err
 		}
@@ -136,36 +138,124 @@ func (l *lab) fault(ctx context.Context, name string) (Row, error) {
 				return row, err
 			}
 		}
-		revert = time.Now()
+		in.revert = time.Now()
 		row.Note = fmt.Sprintf("the controller SIGKILLed %d times in a row, mid-round, each time started again at once (a step records the transition ending at it, so a new controller records from its second step)", l.cfg.Kills)
+	case FaultMetrics:
+		held, start, end, note, err := l.badMetrics(ctx)
+		if err != nil {
+			return row, err
+		}
+		in.revert, row.Note = end, note
+		in.held = map[string][2]time.Time{}
+		for _, m := range held {
+			in.held[m] = [2]time.Time{start, end}
+		}
 	case FaultObjects:
 		note, failed, err := l.malformed(ctx)
 		if err != nil {
 			return row, err
 		}
-		revert, row.Note, row.Failed = time.Now(), note, failed
+		in.revert, row.Note, row.Failed = time.Now(), note, failed
 		row.MPAs = len(l.mpas)
 	case FaultBurst:
 		note, failed, err := l.burst(ctx)
 		if err != nil {
 			return row, err
 		}
-		revert, row.Note, row.Failed = time.Now(), note, failed
+		in.revert, row.Note, row.Failed = time.Now(), note, failed
 	}
-	return row, l.finish(ctx, w, &row, revert, outages, delivery)
+	return row, l.finish(ctx, w, &row, in)
+}
+
+// injection is what a fault did, for finish to judge.
+type injection struct {
+	revert time.Time
+	// outages are Prometheus outages: no MPA may record a step of a
+	// round whose metrics window lies wholly inside one.
+	outages [][2]time.Time
+	// held are MPAs whose pods exported bad metrics, and when: none may
+	// record a step of a round whose window lies wholly inside it, and
+	// every other MPA must record steps then.
+	held map[string][2]time.Time
+	// restarts are when the API server was down or starting.
+	restarts [][2]time.Time
+	// delivery: recovery lasts until InfluxDB holds every step recorded.
+	delivery bool
+}
+
+// inside reports whether the metrics window of the round of a step taken
+// at t lies wholly inside iv.
+func inside(t time.Time, step time.Duration, iv [2]time.Time) bool {
+	r := t.Truncate(step)
+	return !r.Add(-step).Before(iv[0]) && !r.After(iv[1])
+}
+
+// heldSteps counts the steps of held MPAs taken in a round whose window lay
+// wholly inside their bad interval, and names the other MPAs that recorded
+// no step in such a round (of any held MPA's interval: they are the same).
+func heldSteps(steps map[string][]trajectory.Step, held map[string][2]time.Time, mpas []string, step time.Duration) (wrong int, stalled []string) {
+	var iv [2]time.Time
+	for _, v := range held {
+		iv = v
+	}
+	for m, bad := range held {
+		for _, s := range steps[m] {
+			if inside(s.Time, step, bad) {
+				wrong++
+			}
+		}
+	}
+	// A round wholly inside the interval exists only if it lasted two
+	// steps; otherwise there is nothing to ask of the others.
+	if iv[1].Sub(iv[0]) < 2*step {
+		return wrong, nil
+	}
+	for _, m := range mpas {
+		if _, ok := held[m]; ok {
+			continue
+		}
+		if !slices.ContainsFunc(steps[m], func(s trajectory.Step) bool { return inside(s.Time, step, iv) }) {
+			stalled = append(stalled, m)
+		}
+	}
+	return wrong, stalled
+}
+
+// refused returns the controller's requests the API server refused with
+// 403 Forbidden between from and to, from the audit log, leaving out (and
+// counting) those received while it was restarting: a starting API server
+// refuses what its authorizer has not yet synced, which no role changes.
+func (l *lab) refused(from, to time.Time, restarts [][2]time.Time) ([]cluster.AuditEvent, int, error) {
+	evs, err := l.cl.Forbidden(l.ctlUser)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []cluster.AuditEvent
+	excused := 0
+	for _, e := range evs {
+		if e.At.Before(from) || e.At.After(to) {
+			continue
+		}
+		if slices.ContainsFunc(restarts, func(r [2]time.Time) bool { return !e.At.Before(r[0]) && !e.At.After(r[1]) }) {
+			excused++
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, excused, nil
 }
 
 // finish waits for recovery and fills the row's measurements.
-func (l *lab) finish(ctx context.Context, w window, row *Row, revert time.Time, outages [][2]time.Time, delivery bool) error {
+func (l *lab) finish(ctx context.Context, w window, row *Row, in injection) error {
 	var failed []string
 	if row.Failed != "" {
 		failed = append(failed, row.Failed)
 	}
-	rec, err := l.recovered(ctx, revert)
+	rec, err := l.recovered(ctx, in.revert)
 	if err != nil {
 		failed = append(failed, err.Error())
 	}
-	if delivery {
+	if in.delivery {
 		d, err := l.delivered(ctx, w)
 		if err != nil {
 			failed = append(failed, err.Error())
@@ -207,9 +297,8 @@ func (l *lab) finish(ctx context.Context, w window, row *Row, revert time.Time, 
 	step := l.cfg.Step
 	for _, ss := range steps {
 		for _, s := range ss {
-			r := s.Time.Truncate(step)
-			for _, o := range outages {
-				if !r.Add(-step).Before(o[0]) && !r.After(o[1]) {
+			for _, o := range in.outages {
+				if inside(s.Time, step, o) {
 					row.WrongActions++
 				}
 			}
@@ -217,6 +306,27 @@ func (l *lab) finish(ctx context.Context, w window, row *Row, revert time.Time, 
 	}
 	if row.WrongActions > 0 {
 		failed = append(failed, fmt.Sprintf("%d steps taken in rounds without metrics", row.WrongActions))
+	}
+	if len(in.held) > 0 {
+		wrong, stalled := heldSteps(steps, in.held, l.mpas, step)
+		row.WrongActions += wrong
+		if wrong > 0 {
+			failed = append(failed, fmt.Sprintf("%d steps taken from bad metrics", wrong))
+		}
+		if len(stalled) > 0 {
+			failed = append(failed, fmt.Sprintf("%d MPAs with good metrics recorded no step while others' were bad (first: %s)", len(stalled), stalled[0]))
+		}
+	}
+	refused, excused, err := l.refused(w.t0, t1, in.restarts)
+	if err != nil {
+		return err
+	}
+	row.Refused = len(refused)
+	if row.Refused > 0 {
+		failed = append(failed, fmt.Sprintf("%d requests refused by RBAC (first: %s)", row.Refused, refused[0]))
+	}
+	if excused > 0 {
+		row.Note += fmt.Sprintf("; %d requests refused while the API server was starting (its authorizer not yet synced), not counted", excused)
 	}
 	l.mu.Lock()
 	row.Crashes = l.crashes - w.crashes

@@ -54,10 +54,10 @@ func TestWriteTable(t *testing.T) {
 		{Fault: "sigkill", MPAs: 100, Recorded: 1900, StepsLost: 3, Failed: "3 of 1900 recorded steps are not in InfluxDB"},
 	}}
 	require.NoError(t, WriteTable(&b, rep))
-	assert.Equal(t, `| fault | MPAs | steps recorded | steps lost | trajectories lost | recovery | wrong actions | crashes | result |
-|---|---:|---:|---:|---:|---:|---:|---:|---|
-| prometheus | 100 | 2400 | 0 | 0 | 7.5s | 0 | 0 | ok |
-| sigkill | 100 | 1900 | 3 | 0 | – | 0 | 0 | **FAILED**: 3 of 1900 recorded steps are not in InfluxDB |
+	assert.Equal(t, `| fault | MPAs | steps recorded | steps lost | trajectories lost | recovery | wrong actions | refused requests | crashes | result |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---|
+| prometheus | 100 | 2400 | 0 | 0 | 7.5s | 0 | 0 | 0 | ok |
+| sigkill | 100 | 1900 | 3 | 0 | – | 0 | 0 | 0 | **FAILED**: 3 of 1900 recorded steps are not in InfluxDB |
 
 - **prometheus**: stopped
 `, b.String())
@@ -66,7 +66,7 @@ func TestWriteTable(t *testing.T) {
 
 // TestFaultsShort runs the whole suite at a small size with short outages
 // (20 MPAs, 3-second steps; Prometheus 15 s, InfluxDB 20 s, etcd 10 s, 3
-// SIGKILLs, 200 MPAs in the burst): the representative subset of `make
+// SIGKILLs, bad metrics 12 s, 200 MPAs in the burst): the representative subset of `make
 // faults` that `make test` runs. Every fault must lose nothing, act on no
 // stale data and crash nothing.
 func TestFaultsShort(t *testing.T) {
@@ -84,7 +84,7 @@ func TestFaultsShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{MPAs: 20, Step: 3 * time.Second, PrometheusDown: 15 * time.Second, InfluxDown: 20 * time.Second,
-		EtcdPause: 10 * time.Second, Burst: 200, Dir: filepath.Join(dir, "run"), Binaries: bins, Controller: []string{aware, "controller"}})
+		EtcdPause: 10 * time.Second, BadMetrics: 12 * time.Second, Burst: 200, Dir: filepath.Join(dir, "run"), Binaries: bins, Controller: []string{aware, "controller"}})
 	require.NoError(t, err)
 	var b strings.Builder
 	require.NoError(t, WriteTable(&b, rep))

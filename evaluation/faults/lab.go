@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -54,6 +53,8 @@ type lab struct {
 	influx   *influxdb.Local
 	reader   *trajectory.InfluxStore
 	ctlArgs  []string
+	ctlUser  string // the controller's user name, which the audit log records
+	corrupt  *corrupter
 	mpas     []string // namespace/name of the MPAs every step must reach
 	teardown []func()
 
@@ -124,6 +125,7 @@ func (l *lab) up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	l.ctlUser = role.Name
 	if err := l.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
 		return err
 	}
@@ -197,7 +199,8 @@ func (l *lab) startTwin(ctx context.Context, rc *rest.Config, apps []generator.A
 	twinCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	l.teardown = append(l.teardown, stop)
 	go func() { _ = tw.Run(twinCtx) }()
-	srv := httptest.NewServer(tw.Handler())
+	l.corrupt = &corrupter{inner: tw.Gatherer()}
+	srv := httptest.NewServer(tw.HandlerFor(l.corrupt))
 	l.teardown = append(l.teardown, srv.Close)
 	l.prom, err = prometheus.Start(ctx, filepath.Join(l.dir, "prometheus"), prometheus.WithScrapeInterval(time.Second),
 		prometheus.WithStaticTarget("twin", strings.TrimPrefix(srv.URL, "http://"), "/metrics"))
@@ -380,21 +383,4 @@ func (l *lab) close() {
 	for i := len(l.teardown) - 1; i >= 0; i-- {
 		l.teardown[i]()
 	}
-}
-
-func prepareDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	ents, err := os.ReadDir(abs)
-	switch {
-	case os.IsNotExist(err):
-		return abs, os.MkdirAll(abs, 0o755)
-	case err != nil:
-		return "", err
-	case len(ents) > 0:
-		return "", fmt.Errorf("faults: %s is not empty (a previous run's etcd data would hold its objects)", abs)
-	}
-	return abs, nil
 }

@@ -27,6 +27,11 @@ type Row struct {
 	// WrongActions are steps recorded in rounds whose metrics window lay
 	// wholly in a Prometheus outage (data that could only be stale).
 	WrongActions int
+	// Refused are the controller's requests the API server refused with
+	// 403 Forbidden (from its audit log): a role that lacks a permission
+	// the code uses. Those received while the API server was restarting
+	// are left out (see Note).
+	Refused int
 	// Crashes are controller exits the suite did not cause.
 	Crashes int
 	// Note says what was injected and what else was checked.
@@ -59,8 +64,8 @@ func (r Report) Err() error {
 // WriteTable writes the rows as a Markdown table with the notes below.
 func WriteTable(w io.Writer, r Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| fault | MPAs | steps recorded | steps lost | trajectories lost | recovery | wrong actions | crashes | result |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(&b, "| fault | MPAs | steps recorded | steps lost | trajectories lost | recovery | wrong actions | refused requests | crashes | result |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, row := range r.Rows {
 		rec := "–"
 		if row.Recovery > 0 {
@@ -70,8 +75,8 @@ func WriteTable(w io.Writer, r Report) error {
 		if row.Failed != "" {
 			result = "**FAILED**: " + row.Failed
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s | %d | %d | %s |\n", row.Fault, row.MPAs, row.Recorded, row.StepsLost,
-			row.TrajectoriesLost, rec, row.WrongActions, row.Crashes, result)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s | %d | %d | %d | %s |\n", row.Fault, row.MPAs, row.Recorded, row.StepsLost,
+			row.TrajectoriesLost, rec, row.WrongActions, row.Refused, row.Crashes, result)
 	}
 	b.WriteString("\n")
 	for _, row := range r.Rows {

@@ -1,8 +1,6 @@
 package scale
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -58,18 +56,6 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
-}
-
-func TestPrepareDir(t *testing.T) {
-	fresh := filepath.Join(t.TempDir(), "a", "b")
-	got, err := prepareDir(fresh)
-	require.NoError(t, err)
-	assert.DirExists(t, got)
-	_, err = prepareDir(got) // still empty
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(got, "etcd"), nil, 0o644))
-	_, err = prepareDir(got)
-	assert.ErrorContains(t, err, "is not empty (etcd…)")
 }
 
 func TestNodesNeeded(t *testing.T) {

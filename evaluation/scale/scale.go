@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	dir, err := prepareDir(cfg.Dir)
+	dir, err := cluster.FreshDir(cfg.Dir)
 	if err != nil {
 		return Result{}, err
 	}

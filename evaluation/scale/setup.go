@@ -2,11 +2,8 @@ package scale
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -226,31 +223,6 @@ func poll(ctx context.Context, timeout, interval time.Duration, cond func() (boo
 		case <-t.C:
 		}
 	}
-}
-
-// prepareDir creates dir, which must be empty or absent: a previous run's
-// etcd data would hold its objects.
-func prepareDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("scale: %w", err)
-	}
-	entries, err := os.ReadDir(abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return "", fmt.Errorf("scale: %w", err)
-	case len(entries) > 0:
-		names := make([]string, 0, 3)
-		for _, e := range entries[:min(3, len(entries))] {
-			names = append(names, e.Name())
-		}
-		return "", fmt.Errorf("scale: working directory %s is not empty (%s…): use a new one", abs, strings.Join(names, ", "))
-	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return "", fmt.Errorf("scale: %w", err)
-	}
-	return abs, nil
 }
 
 // logWriter turns the control plane's progress lines into log records.

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aware-autoscaler/aware/gym"
@@ -558,26 +560,64 @@ func (s *Server) callError(sl *slot, op string, err error, waiting bool) *httpEr
 }
 
 // Serve serves s on ln until ctx is cancelled; see the function Serve.
-func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	return Serve(ctx, ln, s, grace, s.cfg.log)
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration, opts ...ServeOption) error {
+	return Serve(ctx, ln, s, grace, s.cfg.log, opts...)
 }
+
+// What one client can hold of a server unless ServeOptions say otherwise:
+// a request must arrive whole (headers and body) within DefaultReadTimeout,
+// and at most DefaultMaxConns connections are open at once (more wait to be
+// accepted). A connection costs a few tens of KiB, so slow or idle clients
+// can hold at most a few tens of MiB, and are cut off within the timeout.
+const (
+	DefaultReadTimeout = 30 * time.Second
+	DefaultMaxConns    = 1024
+)
+
+// serveConfig holds Serve's limits.
+type serveConfig struct {
+	readTimeout time.Duration
+	maxConns    int
+}
+
+// ServeOption sets a limit of Serve.
+type ServeOption func(*serveConfig)
+
+// WithReadTimeout bounds the time to read a whole request, body included
+// (default DefaultReadTimeout; the header alone must come within 10 s).
+func WithReadTimeout(d time.Duration) ServeOption { return func(c *serveConfig) { c.readTimeout = d } }
+
+// WithMaxConns bounds the connections open at once (default
+// DefaultMaxConns).
+func WithMaxConns(n int) ServeOption { return func(c *serveConfig) { c.maxConns = n } }
 
 // Serve serves h (a Server, or a mux around one) on ln until ctx is
 // cancelled, then stops accepting and gives in-flight calls up to grace to
 // finish before cancelling their contexts. It returns nil after a clean
-// stop.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, log *slog.Logger) error {
+// stop. Slow clients are bounded (see DefaultReadTimeout).
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, log *slog.Logger, opts ...ServeOption) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	cfg := serveConfig{readTimeout: DefaultReadTimeout, maxConns: DefaultMaxConns}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.readTimeout <= 0 || cfg.maxConns <= 0 {
+		return fmt.Errorf("remote: read timeout %s and connection limit %d must be positive", cfg.readTimeout, cfg.maxConns)
+	}
+	ln = netutil.LimitListener(ln, cfg.maxConns)
 	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return runCtx },
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ReadHeaderTimeout: min(10*time.Second, cfg.readTimeout),
+		// A step may take minutes (a real cluster's step interval): no
+		// write timeout; replies are small.
+		ReadTimeout: cfg.readTimeout,
+		IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return runCtx },
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

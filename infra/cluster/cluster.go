@@ -31,7 +31,8 @@ const (
 
 // Config describes a local control plane.
 type Config struct {
-	// Dir holds its state: pki/, etcd/, logs/, kubeconfig and state.json.
+	// Dir holds its state: pki/, etcd/, logs/ (with the audit log of
+	// components under test, see Audit), kubeconfig and state.json.
 	Dir string
 	// Binaries are the executables, from Install.
 	Binaries Binaries
@@ -205,6 +206,10 @@ func (c *Cluster) start(ctx context.Context, cfg Config) error {
 	if err := os.WriteFile(stages, kwokStages, 0o644); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
+	policy := filepath.Join(c.dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
 
 	b := cfg.Binaries
 	run := func(name, path string, args []string, probe localproc.Probe) error {
@@ -241,7 +246,7 @@ func (c *Cluster) start(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if err := run("kube-apiserver", b.APIServer, []string{
+	if err := run("kube-apiserver", b.APIServer, append([]string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[2]),
 		"--endpoint-reconciler-type=none",
@@ -251,7 +256,7 @@ func (c *Cluster) start(ctx context.Context, cfg Config) error {
 		"--service-account-key-file=" + p.saPub, "--service-account-signing-key-file=" + p.saKey,
 		"--service-cluster-ip-range=" + serviceRange,
 		"--authorization-mode=RBAC", "--allow-privileged=true",
-	}, localproc.HTTPProbe(hc, c.Server+"/readyz", http.StatusOK)); err != nil {
+	}, c.auditArgs(policy)...), localproc.HTTPProbe(hc, c.Server+"/readyz", http.StatusOK)); err != nil {
 		return err
 	}
 	if err := run("kube-controller-manager", b.ControllerManager, []string{
@@ -475,4 +480,31 @@ func apiDo(ctx context.Context, hc *http.Client, method, url string, in, out any
 		return resp.StatusCode, json.Unmarshal(b, out)
 	}
 	return resp.StatusCode, nil
+}
+
+// FreshDir returns dir made absolute, created if absent, for a control
+// plane that must start empty (a suite's or a bench's working directory):
+// a directory with anything in it is refused, naming its first entries,
+// since Up would reuse the etcd data of a previous run and its objects.
+func FreshDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("cluster: %w", err)
+	}
+	entries, err := os.ReadDir(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return "", fmt.Errorf("cluster: %w", err)
+	case len(entries) > 0:
+		names := make([]string, 0, 3)
+		for _, e := range entries[:min(3, len(entries))] {
+			names = append(names, e.Name())
+		}
+		return "", fmt.Errorf("cluster: working directory %s is not empty (%s…): use a new one (a previous run's etcd data would hold its objects)", abs, strings.Join(names, ", "))
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", fmt.Errorf("cluster: %w", err)
+	}
+	return abs, nil
 }

@@ -158,3 +158,15 @@ func TestCachedNotBuilt(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotBuilt)
 	assert.Contains(t, err.Error(), "kubernetes-"+DefaultVersions().Kubernetes)
 }
+
+func TestFreshDir(t *testing.T) {
+	fresh := filepath.Join(t.TempDir(), "a", "b")
+	got, err := FreshDir(fresh)
+	require.NoError(t, err)
+	assert.DirExists(t, got)
+	_, err = FreshDir(got) // still empty
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(got, "etcd"), nil, 0o644))
+	_, err = FreshDir(got)
+	assert.ErrorContains(t, err, "is not empty (etcd…)")
+}

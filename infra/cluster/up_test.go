@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -114,6 +115,31 @@ func TestUpDeploymentAndResize(t *testing.T) {
 		return p.UID == pod.UID && len(st) == 1 && st[0].Resources != nil &&
 			st[0].Resources.Limits.Cpu().Cmp(resource.MustParse("1")) == 0 && p.Status.ObservedGeneration == p.Generation
 	}, 30*time.Second, 200*time.Millisecond, "the same pod reports 1 CPU after the in-place resize")
+
+	// The audit log records a component under test (a UserKubeconfig user)
+	// and what it was refused, and leaves the admin out.
+	_, err = c.UserKubeconfig("nobody", "aware-nobody")
+	require.NoError(t, err)
+	p := pkiAt(filepath.Join(dir, "pki"))
+	nobody, err := adminHTTP(p.caCert, p.clientFiles("user-nobody"))
+	require.NoError(t, err)
+	code, err := apiDo(ctx, nobody, http.MethodGet, c.Server+"/apis/coordination.k8s.io/v1/namespaces/default/leases/x", nil, nil)
+	require.Error(t, err)
+	require.Equal(t, http.StatusForbidden, code)
+	var refused []AuditEvent
+	require.Eventually(t, func() bool {
+		refused, err = c.Forbidden("aware-nobody")
+		return err == nil && len(refused) == 1
+	}, 10*time.Second, 100*time.Millisecond, "the refusal is in the audit log")
+	e := refused[0]
+	assert.Equal(t, AuditEvent{User: "aware-nobody", Verb: "get", Resource: "leases", Group: "coordination.k8s.io", Namespace: "default", Name: "x",
+		URI: "/apis/coordination.k8s.io/v1/namespaces/default/leases/x", Code: 403, Reason: e.Reason, At: e.At}, e)
+	assert.WithinDuration(t, time.Now(), e.At, time.Minute)
+	all, err := c.Audit("")
+	require.NoError(t, err)
+	for _, e := range all {
+		assert.Equal(t, "aware-nobody", e.User, "only components under test are audited: %s", e)
+	}
 
 	// Up again finds the running control plane.
 	c2, err := Up(ctx, Config{Dir: dir, Binaries: b, Nodes: 2})

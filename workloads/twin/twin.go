@@ -239,6 +239,13 @@ func dropManagedFields(obj any) (any, error) {
 // Handler serves the metrics in the Prometheus exposition formats.
 func (t *Twin) Handler() http.Handler { return t.handlerFor(t.reg) }
 
+// Gatherer is what Handler serves; a fault test serves it altered through
+// HandlerFor.
+func (t *Twin) Gatherer() prometheus.Gatherer { return t.reg }
+
+// HandlerFor serves what g gathers as Handler serves the twin's metrics.
+func (t *Twin) HandlerFor(g prometheus.Gatherer) http.Handler { return t.handlerFor(g) }
+
 // handlerFor serves what reg gathers.
 func (t *Twin) handlerFor(reg prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{

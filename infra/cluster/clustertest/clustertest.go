@@ -8,11 +8,13 @@ package clustertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aware-autoscaler/aware/infra/cluster"
 )
@@ -72,4 +74,44 @@ func BuildAware(ctx context.Context, t testing.TB, dir string) string {
 		t.Fatalf("go build ./cmd/aware: %v\n%s", err, b)
 	}
 	return bin
+}
+
+// RequireNoForbidden fails t if the API server refused any request user
+// made at or after since with 403 Forbidden (from the control plane's audit
+// log), naming each: a component run with its generated ClusterRole must
+// never be refused. Register it with t.Cleanup before starting the
+// component, so that it runs after the component has stopped.
+func RequireNoForbidden(t testing.TB, c *cluster.Cluster, user string, since time.Time) {
+	t.Helper()
+	evs, err := c.Forbidden(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []cluster.AuditEvent
+	for _, e := range evs {
+		if !e.At.Before(since) {
+			refused = append(refused, e)
+		}
+	}
+	if len(refused) == 0 {
+		return
+	}
+	// One line per permission lacking: how often, and its first request.
+	count := map[cluster.Permission]int{}
+	first := map[cluster.Permission]cluster.AuditEvent{}
+	for _, e := range refused {
+		p := cluster.Permission{Group: e.Group, Resource: e.Resource, Verb: e.Verb}
+		if count[p] == 0 {
+			first[p] = e
+		}
+		count[p]++
+	}
+	var lines []string
+	for _, p := range cluster.Used(refused) {
+		lines = append(lines, fmt.Sprintf("%d× %s, first: %s", count[p], p.Verb+" "+p.Resource, first[p]))
+	}
+	if len(lines) == 0 { // non-resource URLs only
+		lines = append(lines, "first: "+refused[0].String())
+	}
+	t.Errorf("the API server refused %d requests of %s (its ClusterRole lacks them):\n%s", len(refused), user, strings.Join(lines, "\n"))
 }
