@@ -33,7 +33,7 @@ func WithCheckpoints(reader client.Reader, every int) Option {
 }
 
 // restoreCheckpoint restores st's new recommender from m's checkpoint when
-// there is one of this MPA and generation; what it did is logged and, when
+// there is one of this MPA (of this generation or an earlier one); what it did is logged and, when
 // a checkpoint was there, recorded as an event.
 func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, log *slog.Logger) {
 	var ck v1alpha1.MultidimPodAutoscalerCheckpoint
@@ -49,8 +49,10 @@ func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.Multidim
 	switch s := ck.Status; {
 	case ck.Spec.MPAUID != m.UID:
 		why = fmt.Sprintf("it belongs to an earlier MPA of this name (UID %s)", ck.Spec.MPAUID)
-	case s.ObservedGeneration != m.Generation:
-		why = fmt.Sprintf("it is of generation %d and the spec is at %d", s.ObservedGeneration, m.Generation)
+	case s.ObservedGeneration > m.Generation:
+		// An earlier generation's is restored: what the recommender
+		// learnt does not depend on the spec (see step).
+		why = fmt.Sprintf("it is of generation %d, newer than the spec's %d", s.ObservedGeneration, m.Generation)
 	case s.Version != v1alpha1.CheckpointVersion:
 		why = fmt.Sprintf("its format %q is not %q", s.Version, v1alpha1.CheckpointVersion)
 	default:

@@ -3,6 +3,7 @@ package autoscaler
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -52,8 +53,9 @@ func events(r *record.FakeRecorder) []string {
 // TestCheckpointRestoresTheRecommender: the controller writes each MPA's
 // recommender to a checkpoint owned by the MPA, and a restarted controller
 // goes on from it (the HPA's window and the VPA's histograms it had), not
-// from nothing; a checkpoint of another MPA of the same name or of another
-// generation is not restored, and is overwritten.
+// from nothing; a checkpoint of another MPA of the same name, of a
+// generation newer than the MPA's or damaged is not restored, and is
+// overwritten.
 func TestCheckpointRestoresTheRecommender(t *testing.T) {
 	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) { m.UID = "uid-1" }, WithCheckpoints(nil, 1))
 	for range 3 {
@@ -91,8 +93,8 @@ func TestCheckpointRestoresTheRecommender(t *testing.T) {
 	}{
 		{"another MPA", func(c *v1alpha1.MultidimPodAutoscalerCheckpoint) { c.Spec.MPAUID = "uid-0" },
 			"Normal CheckpointIgnored checkpoint not restored, the recommender starts afresh: it belongs to an earlier MPA of this name (UID uid-0)"},
-		{"another generation", func(c *v1alpha1.MultidimPodAutoscalerCheckpoint) { c.Status.ObservedGeneration = 7 },
-			"Normal CheckpointIgnored checkpoint not restored, the recommender starts afresh: it is of generation 7 and the spec is at 1"},
+		{"a newer generation", func(c *v1alpha1.MultidimPodAutoscalerCheckpoint) { c.Status.ObservedGeneration = 7 },
+			"Normal CheckpointIgnored checkpoint not restored, the recommender starts afresh: it is of generation 7, newer than the spec's 1"},
 		{"a damaged state", func(c *v1alpha1.MultidimPodAutoscalerCheckpoint) {
 			c.Status.Recommender.Raw = []byte(`{"hpa":{"step":60000000000}}`)
 		}, "Normal CheckpointIgnored checkpoint not restored, the recommender starts afresh: mpa: hpa: restore: step 1m0s, this HPA's is 15s"},
@@ -168,4 +170,43 @@ func TestCheckpointWritesSpreadOverRounds(t *testing.T) {
 	assert.False(t, r0.checkpointDue(&v1alpha1.MultidimPodAutoscaler{}, 4), "off by default")
 	_, err = New(fake.NewClientBuilder().Build(), ObserverFunc(nil), nil, WithCheckpoints(nil, -1))
 	assert.ErrorContains(t, err, "checkpoint every -1 steps")
+}
+
+// TestSpecChangeKeepsWhatTheRecommenderLearnt: a new spec (here the replica
+// bounds) builds a recommender of the new policy that goes on from the
+// old one's history, as upstream VPA and HPA keep theirs when their object
+// changes; a controller restarted after the change restores the checkpoint
+// written before it (an earlier generation's).
+func TestSpecChangeKeepsWhatTheRecommenderLearnt(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) { m.UID = "uid-1" }, WithCheckpoints(nil, 4))
+	for range 4 {
+		w.step(t)
+	}
+	before := w.r.state["uid-1"].rec.State()
+	require.Equal(t, int64(4), before.VPA.Calls)
+	require.Equal(t, int64(1), w.checkpoint(t).Status.ObservedGeneration)
+
+	m := w.mpa(t)
+	m.Spec.Constraints.MaxReplicas = 12
+	m.Generation = 2 // the API server's doing; the fake's Update keeps it as given
+	require.NoError(t, w.c.Update(context.Background(), m))
+	w.step(t)
+	got := w.r.state["uid-1"].rec.State()
+	assert.Equal(t, int64(5), got.VPA.Calls, "the history goes on across the spec change")
+	assert.Greater(t, got.VPA.CPU.Total, before.VPA.CPU.Total, "the CPU histogram keeps its samples and adds one")
+	assert.Equal(t, before.HPA.Records[0], got.HPA.Records[0], "the HPA's window from before the change")
+	p, err := PolicyOf(w.mpa(t))
+	require.NoError(t, err)
+	assert.Equal(t, 12, p.Bounds.MaxReplicas, "under the new spec")
+
+	// A controller restarted now restores a checkpoint written before the
+	// change (of generation 1).
+	ck := w.checkpoint(t)
+	ck.Status.ObservedGeneration = 1
+	require.NoError(t, w.c.Update(context.Background(), ck))
+	ev := w.restart(t, WithCheckpoints(nil, 4))
+	w.step(t)
+	assert.Contains(t, events(ev), fmt.Sprintf("Normal CheckpointRestored recommender restored from its checkpoint of %s (%d steps)",
+		ck.Status.LastUpdateTime.UTC().Format(time.RFC3339), ck.Status.Steps))
+	assert.Equal(t, ck.Status.Steps+1, w.r.state["uid-1"].rec.State().VPA.Calls)
 }

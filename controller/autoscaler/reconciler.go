@@ -337,13 +337,26 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 		return nil, nil
 	}
 	if st.rec == nil || st.gen != gen {
-		first := st.rec == nil
+		// A new spec (bounds, targets, behaviour) builds a new recommender
+		// that keeps what the old one learnt, as upstream VPA keeps its
+		// histograms and HPA its recommendation history when their object
+		// changes: the workload's usage did not change with the spec.
+		var learnt *mpa.State
+		if st.rec != nil {
+			s := st.rec.State()
+			learnt = &s
+		}
 		if st.rec, err = r.newRecommender(pol); err != nil {
 			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
 			return nil, nil
 		}
 		st.start = now
-		if first && r.cfg.ckptEvery > 0 {
+		switch {
+		case learnt != nil:
+			if err := st.rec.Restore(*learnt); err != nil {
+				log.Info("spec changed; the recommender starts afresh", "err", err)
+			}
+		case r.cfg.ckptEvery > 0:
 			r.restoreCheckpoint(ctx, m, st, log)
 		}
 	}
