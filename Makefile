@@ -45,7 +45,7 @@ test: setup ## Install what is needed, then lint and run unit and integration te
 	$(MAKE) fuzz FUZZTIME=4s
 
 .PHONY: faults
-faults: setup build ## Fault-injection suite on the local control plane (100 MPAs, seven faults, about 15 minutes); writes its table into docs/reliability.md.
+faults: setup build ## Fault-injection suite on the local control plane (100 MPAs, eight faults, about 15 minutes); writes its table into docs/reliability.md.
 	$(AWARE) faults --doc docs/reliability.md --check
 
 .PHONY: fuzz
