@@ -20,7 +20,7 @@ setup: ## Install what builds and tests need (apt packages, pinned Go tools); id
 
 .PHONY: build
 build: ## Build the aware CLI and the testbed driver into .bin/aware and .bin/aware-testbed.
-	$(GO) build -trimpath -o $(AWARE) ./cmd/aware
+	$(GO) build -trimpath -buildvcs=auto -o $(AWARE) ./cmd/aware
 	$(GO) build -trimpath -o $(BIN)/aware-testbed ./cmd/aware-testbed
 
 .PHONY: run

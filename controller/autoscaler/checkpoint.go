@@ -3,9 +3,11 @@ package autoscaler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,13 +71,14 @@ func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.Multidim
 		r.event(m, corev1.EventTypeNormal, "CheckpointIgnored", msg)
 		return
 	}
+	st.ckptSteps, st.stepsBase = st.rec.Steps(), st.rec.Steps()
 	msg := fmt.Sprintf("recommender restored from its checkpoint of %s (%d steps)", ck.Status.LastUpdateTime.UTC().Format(time.RFC3339), ck.Status.Steps)
 	log.Info(msg)
 	r.event(m, corev1.EventTypeNormal, "CheckpointRestored", msg)
 }
 
-// checkpointDue says whether st's recommender is to be written at this
-// step, its steps-th.
+// checkpointDue says whether m's recommender is to be written at this
+// step, the steps-th this controller took of it.
 func (r *Reconciler) checkpointDue(m *v1alpha1.MultidimPodAutoscaler, steps int64) bool {
 	every := int64(r.cfg.ckptEvery)
 	if every <= 0 {
@@ -84,6 +87,72 @@ func (r *Reconciler) checkpointDue(m *v1alpha1.MultidimPodAutoscaler, steps int6
 	h := fnv.New64a()
 	h.Write([]byte(m.UID))
 	return (steps+int64(h.Sum64()%uint64(every)))%every == 0
+}
+
+// flushConcurrency is how many checkpoints FlushCheckpoints writes at once.
+const flushConcurrency = 16
+
+// FlushCheckpoints writes the checkpoint of every MPA whose recommender has
+// stepped since its checkpoint was last written or read, so that a
+// replacement controller goes on from the last step, not from up to
+// checkpoint-every steps before it. Call it once the controller has stopped
+// stepping (a graceful shutdown: the manager has returned), with a deadline
+// inside the pod's termination grace period; what it cannot write in time
+// keeps its periodic checkpoint. It returns how many it wrote.
+func (r *Reconciler) FlushCheckpoints(ctx context.Context) (int, error) {
+	if r.cfg.ckptEvery <= 0 {
+		return 0, nil
+	}
+	type item struct {
+		m  *v1alpha1.MultidimPodAutoscaler
+		st *mpaState
+	}
+	var items []item
+	r.mu.Lock()
+	for uid, st := range r.state {
+		if st.rec == nil || st.rec.Steps() <= st.ckptSteps {
+			continue
+		}
+		n := r.names[uid]
+		items = append(items, item{&v1alpha1.MultidimPodAutoscaler{ObjectMeta: metav1.ObjectMeta{
+			Namespace: n.Namespace, Name: n.Name, UID: uid, Generation: st.gen}}, st})
+	}
+	r.mu.Unlock()
+	var (
+		mu      sync.Mutex
+		written int
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	work := make(chan item)
+	for range min(flushConcurrency, len(items)) {
+		wg.Go(func() {
+			for it := range work {
+				err := r.writeCheckpoint(ctx, it.m, it.st, r.cfg.now())
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s/%s: %w", it.m.Namespace, it.m.Name, err))
+				} else {
+					written++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	skipped := 0
+	for i, it := range items {
+		if ctx.Err() != nil {
+			skipped = len(items) - i
+			break
+		}
+		work <- it
+	}
+	close(work)
+	wg.Wait()
+	if skipped > 0 {
+		errs = append(errs, fmt.Errorf("%d checkpoints not written: %w", skipped, ctx.Err()))
+	}
+	return written, errors.Join(errs...)
 }
 
 // writeCheckpoint writes st's recommender to m's checkpoint, creating it
@@ -111,7 +180,7 @@ func (r *Reconciler) writeCheckpoint(ctx context.Context, m *v1alpha1.MultidimPo
 			err = r.c.Update(ctx, ck)
 		}
 		if err == nil {
-			st.ckptVersion = ck.ResourceVersion
+			st.ckptVersion, st.ckptSteps = ck.ResourceVersion, state.VPA.Calls
 			return nil
 		}
 		// Someone else wrote it (an earlier controller), or it was

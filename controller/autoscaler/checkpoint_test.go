@@ -210,3 +210,40 @@ func TestSpecChangeKeepsWhatTheRecommenderLearnt(t *testing.T) {
 		ck.Status.LastUpdateTime.UTC().Format(time.RFC3339), ck.Status.Steps))
 	assert.Equal(t, ck.Status.Steps+1, w.r.state["uid-1"].rec.State().VPA.Calls)
 }
+
+// TestFlushCheckpointsOnShutdown: a controller stopping writes the
+// checkpoint of every MPA that stepped since its last one, so that its
+// replacement goes on from the last step; a second flush writes nothing.
+func TestFlushCheckpointsOnShutdown(t *testing.T) {
+	w := newWorld(t, func(m *v1alpha1.MultidimPodAutoscaler) { m.UID = "uid-1" }, WithCheckpoints(nil, 1000))
+	n, err := w.r.FlushCheckpoints(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing stepped")
+	for range 3 {
+		w.step(t)
+	}
+	var none v1alpha1.MultidimPodAutoscalerCheckpoint
+	require.Error(t, w.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app"}, &none), "no periodic checkpoint yet (one per 1000 steps)")
+	n, err = w.r.FlushCheckpoints(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	ck := w.checkpoint(t)
+	assert.Equal(t, int64(3), ck.Status.Steps)
+	assert.Equal(t, types.UID("uid-1"), ck.Spec.MPAUID)
+	assert.Equal(t, int64(1), ck.Status.ObservedGeneration)
+	n, err = w.r.FlushCheckpoints(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n, "already written")
+
+	ev := w.restart(t, WithCheckpoints(nil, 1000))
+	w.step(t)
+	assert.Contains(t, events(ev), "Normal CheckpointRestored recommender restored from its checkpoint of 2026-01-01T00:00:45Z (3 steps)")
+	assert.Equal(t, int64(4), w.r.state["uid-1"].rec.Steps())
+
+	// A cancelled flush says what it did not write.
+	w.step(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = w.r.FlushCheckpoints(ctx)
+	require.ErrorContains(t, err, "1 checkpoints not written: context canceled")
+}

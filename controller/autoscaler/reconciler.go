@@ -186,8 +186,13 @@ type mpaState struct {
 	t       int
 	resumed bool
 	// ckptVersion is the resourceVersion of the MPA's checkpoint as this
-	// controller last read or wrote it ("": unknown).
+	// controller last read or wrote it ("": unknown); ckptSteps the
+	// recommender's steps it holds.
 	ckptVersion string
+	ckptSteps   int64
+	// stepsBase is the recommender's steps when this controller took the
+	// MPA up (those of a restored checkpoint, or 0).
+	stepsBase int64
 
 	// mu guards done, what the updater applied since the last status
 	// write (the next step reports it).
@@ -350,11 +355,14 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
 			return nil, nil
 		}
-		st.start = now
+		base := st.stepsBase
+		st.start, st.stepsBase = now, 0
 		switch {
 		case learnt != nil:
 			if err := st.rec.Restore(*learnt); err != nil {
 				log.Info("spec changed; the recommender starts afresh", "err", err)
+			} else {
+				st.stepsBase = base // its steps go on
 			}
 		case r.cfg.ckptEvery > 0:
 			r.restoreCheckpoint(ctx, m, st, log)
@@ -416,7 +424,10 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 	}
 	fallback := st.rec.Recommend(obs)
 	r.cfg.metrics.recommendations.Inc()
-	if r.checkpointDue(m, st.rec.Steps()) {
+	// Due by the steps this controller took (not the recommender's
+	// total): MPAs restored from checkpoints all stand at a multiple of
+	// their phase, and would otherwise all write in the same rounds.
+	if r.checkpointDue(m, st.rec.Steps()-st.stepsBase) {
 		if err := r.writeCheckpoint(ctx, m, st, now); err != nil {
 			r.cfg.metrics.errors.WithLabelValues("checkpoint").Inc()
 			log.Warn("recommender checkpoint not written", "err", err)

@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,7 +101,9 @@ func runChild(raw string) int {
 		return 1
 	}
 	rc.QPS, rc.Burst = 200, 400
-	ctx := context.Background()
+	// SIGTERM stops it gracefully, as `aware controller`.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
 	if cc.Agents {
 		mapping := gym.Relative
 		if cc.Actions != "" {
@@ -140,6 +144,13 @@ func runChild(raw string) int {
 			Hosts: []string{"127.0.0.1"}, Endpoint: admission.Endpoint{URL: cc.WebhookURL}}
 	}
 	err = manager.Run(ctx, mc)
+	if cerr := store.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil && ctx.Err() != nil {
+		log.Info("controller stopped")
+		return 0
+	}
 	log.Error("controller stopped", "err", err)
 	return 1
 }
@@ -420,6 +431,17 @@ func TestControllerOnLocalControlPlane(t *testing.T) {
 		after := mpa(name).Status.Agent
 		assert.Equal(t, v1alpha1.StageOnline, after.Stage, "the stage survives the restart")
 		assert.GreaterOrEqual(t, after.Episode, before.Episode, "episodes continue")
+
+		// Stopped gracefully (SIGTERM, as a rolling update does), the
+		// controller writes the checkpoints of what stepped since the last
+		// periodic one before it exits, and exits 0.
+		sent := time.Now()
+		require.NoError(t, ctl.cmd.Process.Signal(syscall.SIGTERM))
+		require.NoError(t, ctl.cmd.Wait(), "a clean exit\n%s", ctl.tail())
+		logged(t, ctl, "checkpoints written at shutdown", "the checkpoints are flushed")
+		assert.NotContains(t, ctl.tail(), "checkpoints not all written")
+		assert.False(t, checkpoint().Status.LastUpdateTime.Time.Before(sent.Truncate(time.Second).Add(-2*time.Second)),
+			"the checkpoint is of the controller's last step (written %s, SIGTERM at %s)", checkpoint().Status.LastUpdateTime, sent)
 	})
 }
 

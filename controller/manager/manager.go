@@ -258,8 +258,25 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cfg.Log.Info("controller starting", "namespace", cfg.Namespace, "step", cfg.Step, "leaderElection", cfg.LeaderElection, "shard", cfg.Shard.Enabled,
 		"webhook", wh.Enabled, "webhookAddr", net.JoinHostPort(wh.Host, strconv.Itoa(wh.Port)))
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	// The manager has stopped the controllers: write the checkpoints of
+	// what stepped since its last one, so that a replacement (a rolling
+	// update, another replica) goes on from the last step.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	start := time.Now()
+	n, ferr := rec.FlushCheckpoints(fctx)
+	if ferr != nil {
+		cfg.Log.Warn("checkpoints not all written at shutdown; those MPAs keep their last periodic one", "written", n, "err", ferr)
+	} else if n > 0 {
+		cfg.Log.Info("checkpoints written at shutdown", "written", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return err
 }
+
+// flushTimeout bounds the checkpoint flush at shutdown, well inside a pod's
+// default 30 s termination grace period.
+const flushTimeout = 10 * time.Second
 
 // ProfilingHandlers are net/http/pprof's handlers by path, for a metrics
 // server's extra handlers.
