@@ -65,6 +65,12 @@ type Result struct {
 	// by "where"; ErrorsTotal its values at the end (warm-up included,
 	// when observations fail until Prometheus has a step of samples).
 	Errors, ErrorsTotal map[string]float64
+	// Refused counts the requests of the controller and the agent runner
+	// that the API server refused with 403 Forbidden since they started
+	// (its audit log): a permission their generated ClusterRoles lack.
+	// FirstRefused is the first of them.
+	Refused      int
+	FirstRefused string
 	// Steps is the number of MPA steps over Window and StepMean their mean
 	// duration (aware_controller_step_seconds).
 	Steps    float64
@@ -167,6 +173,7 @@ const (
 	keyRSS        = "rss"
 	keyHWM        = "hwm"
 	keyErrors     = "errors"
+	keyRefused    = "refused"
 	keyActing     = "acting"
 	keyAgentsHWM  = "agents-hwm"
 	keyAgentsErrs = "agents-errors"
@@ -201,6 +208,7 @@ func (r Result) Checks() []Check {
 		Check{key: keyRSS, Figure: "controller RSS, max sampled every 1s", Measured: mib(r.RSSMax), Target: "≤ " + mib(t.RSS), OK: r.RSSMax > 0 && r.RSSMax <= t.RSS},
 		Check{key: keyHWM, Figure: "controller RSS peak (VmHWM)", Measured: mib(r.HWM), Target: "≤ " + mib(t.RSS), OK: r.HWM > 0 && r.HWM <= t.RSS},
 		Check{key: keyErrors, Figure: "controller errors in the window", Measured: countsBy(r.Errors, "0"), Target: "0", OK: sum(r.Errors) == 0},
+		Check{key: keyRefused, Figure: "requests refused by RBAC since start (audit log)", Measured: refusedMeasured(r), Target: "0", OK: r.Refused == 0},
 	)
 	if a := r.Agents; a != nil {
 		out = append(out,
@@ -212,6 +220,13 @@ func (r Result) Checks() []Check {
 		)
 	}
 	return out
+}
+
+func refusedMeasured(r Result) string {
+	if r.Refused == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (first: %s)", r.Refused, r.FirstRefused)
 }
 
 // Missed lists the figures whose target was missed (nil: all met).
@@ -276,6 +291,7 @@ func WriteTable(w io.Writer, r Result) error {
 	row("controller live heap at the end (go_gc_heap_live_bytes)", mib(r.LiveHeap), "-", "-")
 	rows(keyErrors)
 	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")
+	rows(keyRefused)
 	row("MPA steps in the window, mean duration", fmt.Sprintf("%.0f, %s", r.Steps, dur(r.StepMean)), "-", "-")
 	row("decisions applied, mean wait; changes by kind", fmt.Sprintf("%.0f, %s; %s", r.Decisions, dur(r.DelayMean), countsBy(r.Actuations, "none")), "-", "-")
 	perSec := 0.0

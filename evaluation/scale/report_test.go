@@ -120,6 +120,12 @@ func TestChecks(t *testing.T) {
 			"controller RSS peak (VmHWM): 700.0 MiB, target ≤ 512.0 MiB",
 			"controller errors in the window: 3 (observe 1, status 2), target 0",
 		}},
+		{name: "requests refused by RBAC", edit: func(r *Result) {
+			r.Rounds = r.Rounds[:1]
+			r.Refused, r.FirstRefused = 3, "aware-controller create events in namespace apps -> 403 at 2026-11-28T12:00:01Z"
+		}, missed: []string{
+			"requests refused by RBAC since start (audit log): 3 (first: aware-controller create events in namespace apps -> 403 at 2026-11-28T12:00:01Z), target 0",
+		}},
 		{name: "nothing sampled", edit: func(r *Result) {
 			r.Rounds = r.Rounds[:1]
 			r.Window, r.RSSMax, r.HWM = 0, 0, 0

@@ -400,6 +400,18 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 	if _, res.WithMetrics, res.WithoutMetrics, err = mpaMetrics(ctx, mpas, recommender, quoteMPAs); err != nil {
 		return res, err
 	}
+	// Every request the API server refused the controller or the agent
+	// runner since they started (their generated ClusterRoles only).
+	for _, user := range []string{controllerUser, agentsUser} {
+		refused, err := cl.Forbidden(user)
+		if err != nil {
+			return res, err
+		}
+		res.Refused += len(refused)
+		if len(refused) > 0 && res.FirstRefused == "" {
+			res.FirstRefused = refused[0].String()
+		}
+	}
 	return res, nil
 }
 

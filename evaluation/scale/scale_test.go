@@ -96,6 +96,7 @@ func TestRunSmall(t *testing.T) {
 	}
 	assert.InDelta(t, res.CPU, names["controller"], 0.02, "the same process, the same window")
 	assert.Zero(t, sum(res.Errors), "controller errors in the window: %v", res.Errors)
+	assert.Zero(t, res.Refused, "requests refused by RBAC (first: %s)", res.FirstRefused)
 	assert.GreaterOrEqual(t, res.Steps, float64(rounds*apps), "one step per MPA per round")
 	assert.Positive(t, res.StepMean)
 	assert.Positive(t, sum(res.Requests), "API requests counted")
