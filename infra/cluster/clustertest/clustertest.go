@@ -12,9 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/aware-autoscaler/aware/infra/cluster"
 )
@@ -114,4 +117,29 @@ func RequireNoForbidden(t testing.TB, c *cluster.Cluster, user string, since tim
 		lines = append(lines, "first: "+refused[0].String())
 	}
 	t.Errorf("the API server refused %d requests of %s (its ClusterRole lacks them):\n%s", len(refused), user, strings.Join(lines, "\n"))
+}
+
+// UnusedGrants returns the grants of role (one "verb group/resource" each,
+// resourceNames and non-resource URLs aside) that no request in used
+// exercised: what a review of the role against what the code calls looks
+// at. A grant may be unused in one test and needed in another (a rarely
+// taken path), so tests log these rather than fail on them.
+func UnusedGrants(role *rbacv1.ClusterRole, used []cluster.Permission) []string {
+	var out []string
+	for _, r := range role.Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if !slices.Contains(used, cluster.Permission{Group: g, Resource: res, Verb: v}) {
+						grp := g
+						if grp == "" {
+							grp = "core"
+						}
+						out = append(out, v+" "+grp+"/"+res)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
