@@ -355,17 +355,19 @@ func (r *Reconciler) step(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler
 			r.setCondition(m, v1alpha1.ConditionAbleToScale, false, "InvalidSpec", err.Error())
 			return nil, nil
 		}
-		base := st.stepsBase
-		st.start, st.stepsBase = now, 0
+		st.start = now
 		switch {
 		case learnt != nil:
+			// Restored, its steps (and stepsBase) go on.
 			if err := st.rec.Restore(*learnt); err != nil {
 				log.Info("spec changed; the recommender starts afresh", "err", err)
-			} else {
-				st.stepsBase = base // its steps go on
+				st.stepsBase = 0
 			}
-		case r.cfg.ckptEvery > 0:
-			r.restoreCheckpoint(ctx, m, st, log)
+		default:
+			st.stepsBase = 0 // restoreCheckpoint moves it to the checkpoint's
+			if r.cfg.ckptEvery > 0 {
+				r.restoreCheckpoint(ctx, m, st, log)
+			}
 		}
 	}
 

@@ -141,15 +141,11 @@ func (l *lab) fault(ctx context.Context, name string) (Row, error) {
 		in.revert = time.Now()
 		row.Note = fmt.Sprintf("the controller SIGKILLed %d times in a row, mid-round, each time started again at once (a step records the transition ending at it, so a new controller records from its second step)", l.cfg.Kills)
 	case FaultMetrics:
-		held, start, end, note, err := l.badMetrics(ctx)
+		held, bad, note, err := l.badMetrics(ctx)
 		if err != nil {
 			return row, err
 		}
-		in.revert, row.Note = end, note
-		in.held = map[string][2]time.Time{}
-		for _, m := range held {
-			in.held[m] = [2]time.Time{start, end}
-		}
+		in.revert, row.Note, in.held, in.bad = bad[1], note, held, bad
 	case FaultObjects:
 		note, failed, err := l.malformed(ctx)
 		if err != nil {
@@ -173,10 +169,11 @@ type injection struct {
 	// outages are Prometheus outages: no MPA may record a step of a
 	// round whose metrics window lies wholly inside one.
 	outages [][2]time.Time
-	// held are MPAs whose pods exported bad metrics, and when: none may
+	// held are MPAs whose pods exported bad metrics during bad: none may
 	// record a step of a round whose window lies wholly inside it, and
 	// every other MPA must record steps then.
-	held map[string][2]time.Time
+	held []string
+	bad  [2]time.Time
 	// restarts are when the API server was down or starting.
 	restarts [][2]time.Time
 	// delivery: recovery lasts until InfluxDB holds every step recorded.
@@ -191,14 +188,10 @@ func inside(t time.Time, step time.Duration, iv [2]time.Time) bool {
 }
 
 // heldSteps counts the steps of held MPAs taken in a round whose window lay
-// wholly inside their bad interval, and names the other MPAs that recorded
-// no step in such a round (of any held MPA's interval: they are the same).
-func heldSteps(steps map[string][]trajectory.Step, held map[string][2]time.Time, mpas []string, step time.Duration) (wrong int, stalled []string) {
-	var iv [2]time.Time
-	for _, v := range held {
-		iv = v
-	}
-	for m, bad := range held {
+// wholly inside bad, and names the other MPAs that recorded no step in such
+// a round.
+func heldSteps(steps map[string][]trajectory.Step, held []string, bad [2]time.Time, mpas []string, step time.Duration) (wrong int, stalled []string) {
+	for _, m := range held {
 		for _, s := range steps[m] {
 			if inside(s.Time, step, bad) {
 				wrong++
@@ -207,14 +200,14 @@ func heldSteps(steps map[string][]trajectory.Step, held map[string][2]time.Time,
 	}
 	// A round wholly inside the interval exists only if it lasted two
 	// steps; otherwise there is nothing to ask of the others.
-	if iv[1].Sub(iv[0]) < 2*step {
+	if bad[1].Sub(bad[0]) < 2*step {
 		return wrong, nil
 	}
 	for _, m := range mpas {
-		if _, ok := held[m]; ok {
+		if slices.Contains(held, m) {
 			continue
 		}
-		if !slices.ContainsFunc(steps[m], func(s trajectory.Step) bool { return inside(s.Time, step, iv) }) {
+		if !slices.ContainsFunc(steps[m], func(s trajectory.Step) bool { return inside(s.Time, step, bad) }) {
 			stalled = append(stalled, m)
 		}
 	}
@@ -308,7 +301,7 @@ func (l *lab) finish(ctx context.Context, w window, row *Row, in injection) erro
 		failed = append(failed, fmt.Sprintf("%d steps taken in rounds without metrics", row.WrongActions))
 	}
 	if len(in.held) > 0 {
-		wrong, stalled := heldSteps(steps, in.held, l.mpas, step)
+		wrong, stalled := heldSteps(steps, in.held, in.bad, l.mpas, step)
 		row.WrongActions += wrong
 		if wrong > 0 {
 			failed = append(failed, fmt.Sprintf("%d steps taken from bad metrics", wrong))

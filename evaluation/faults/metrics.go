@@ -11,12 +11,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
 )
 
 // badKinds are the ways one pod's metrics go bad in the metrics fault, one
@@ -58,11 +58,11 @@ func (c *corrupter) Gather() ([]*dto.MetricFamily, error) {
 			case kind == "missing":
 				return true
 			case kind == "nan" && mf.GetName() == "container_memory_working_set_bytes" && m.Gauge != nil:
-				m.Gauge.Value = ptrTo(math.NaN())
+				m.Gauge.Value = ptr.To(math.NaN())
 			case kind == "negative" && mf.GetName() == "container_memory_working_set_bytes" && m.Gauge != nil:
-				m.Gauge.Value = ptrTo(-1 - m.Gauge.GetValue())
+				m.Gauge.Value = ptr.To(-1 - m.Gauge.GetValue())
 			case kind == "inf" && mf.GetName() == "container_cpu_usage_seconds_total" && m.Counter != nil:
-				m.Counter.Value = ptrTo(math.Inf(1))
+				m.Counter.Value = ptr.To(math.Inf(1))
 			}
 			return false
 		})
@@ -79,33 +79,31 @@ func podLabel(m *dto.Metric) string {
 	return ""
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // badMetrics spoils the metrics of one pod each of the first len(badKinds)
 // MPAs (see badKinds) for the configured time, then restores them, and
 // returns those MPAs and the interval. The MPAs must hold while their
 // data is bad; every other MPA must go on stepping.
-func (l *lab) badMetrics(ctx context.Context) (held []string, start, end time.Time, note string, err error) {
+func (l *lab) badMetrics(ctx context.Context) (held []string, bad [2]time.Time, note string, err error) {
 	pods := map[string]string{}
 	var what []string
 	for i, kind := range badKinds {
 		mpa := l.mpas[i]
 		pod, err := l.firstPod(ctx, mpa)
 		if err != nil {
-			return nil, start, end, "", err
+			return nil, bad, "", err
 		}
 		pods[pod] = kind
 		held = append(held, mpa)
 		what = append(what, fmt.Sprintf("%s (of %s): %s", pod, mpa, kindText(kind)))
 	}
-	start = time.Now()
+	bad[0] = time.Now()
 	l.corrupt.set(pods)
-	err = sleepUntil(ctx, start.Add(l.cfg.BadMetrics))
+	err = sleepUntil(ctx, bad[0].Add(l.cfg.BadMetrics))
 	l.corrupt.set(nil)
-	end = time.Now()
+	bad[1] = time.Now()
 	note = fmt.Sprintf("for %s one pod of each of %d MPAs exported bad metrics: %s; those MPAs must hold (no step from a round inside it), the others must go on stepping",
 		l.cfg.BadMetrics, len(held), strings.Join(what, "; "))
-	return held, start, end, note, err
+	return held, bad, note, err
 }
 
 func kindText(kind string) string {
@@ -122,34 +120,24 @@ func kindText(kind string) string {
 }
 
 // firstPod returns the name of the first pod (by name) of the MPA's
-// target.
+// target, found as the controller finds them (the scale subresource's
+// selector).
 func (l *lab) firstPod(ctx context.Context, mpa string) (string, error) {
 	ns, name, _ := strings.Cut(mpa, "/")
 	var m v1alpha1.MultidimPodAutoscaler
 	if err := l.admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &m); err != nil {
 		return "", err
 	}
-	var d appsv1.Deployment
-	if err := l.admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.Spec.ScaleTargetRef.Name}, &d); err != nil {
-		return "", err
-	}
-	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	_, scale, err := autoscaler.GetScale(ctx, l.admin, &m)
 	if err != nil {
 		return "", err
 	}
-	var pods corev1.PodList
-	if err := l.admin.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	pods, err := autoscaler.TargetPods(ctx, l.admin, ns, scale.Status.Selector, false)
+	if err != nil {
 		return "", err
 	}
-	names := make([]string, 0, len(pods.Items))
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			names = append(names, p.Name)
-		}
+	if len(pods) == 0 {
+		return "", fmt.Errorf("%s: its target %s has no pods", mpa, m.Spec.ScaleTargetRef.Name)
 	}
-	if len(names) == 0 {
-		return "", fmt.Errorf("%s: its target %s has no pods", mpa, d.Name)
-	}
-	slices.Sort(names)
-	return names[0], nil
+	return slices.MinFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) }).Name, nil
 }

@@ -69,20 +69,20 @@ func TestHeldSteps(t *testing.T) {
 	at := func(s int) trajectory.Step {
 		return trajectory.Step{Time: t0.Add(time.Duration(s)*time.Second + 300*time.Millisecond)}
 	}
-	held := map[string][2]time.Time{"ns/bad": iv}
+	held := []string{"ns/bad"}
 	steps := map[string][]trajectory.Step{
 		"ns/bad":  {at(5), at(35)},         // the rounds at 5 and 35 straddle the interval: allowed
 		"ns/good": {at(5), at(20), at(35)}, // stepped inside
 		"ns/idle": {at(0), at(35)},         // did not
 	}
-	wrong, stalled := heldSteps(steps, held, []string{"ns/bad", "ns/good", "ns/idle"}, step)
+	wrong, stalled := heldSteps(steps, held, iv, []string{"ns/bad", "ns/good", "ns/idle"}, step)
 	assert.Zero(t, wrong)
 	assert.Equal(t, []string{"ns/idle"}, stalled)
 
 	steps["ns/bad"] = append(steps["ns/bad"], at(10), at(30))
-	wrong, _ = heldSteps(steps, held, []string{"ns/bad", "ns/good", "ns/idle"}, step)
+	wrong, _ = heldSteps(steps, held, iv, []string{"ns/bad", "ns/good", "ns/idle"}, step)
 	assert.Equal(t, 2, wrong, "steps of rounds 10 and 30, whose windows lie inside")
 
-	_, stalled = heldSteps(steps, map[string][2]time.Time{"ns/bad": {t0, t0.Add(9 * time.Second)}}, []string{"ns/bad", "ns/idle"}, step)
+	_, stalled = heldSteps(steps, held, [2]time.Time{t0, t0.Add(9 * time.Second)}, []string{"ns/bad", "ns/idle"}, step)
 	assert.Empty(t, stalled, "an interval shorter than two steps asks nothing of the others")
 }

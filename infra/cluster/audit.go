@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,7 +154,13 @@ func (c *Cluster) Forbidden(user string) ([]AuditEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(evs, func(e AuditEvent) bool { return e.Code != 403 }), nil
+	return Refused(evs), nil
+}
+
+// Refused returns the events the API server answered with 403 Forbidden,
+// in their order (events is left as it is).
+func Refused(events []AuditEvent) []AuditEvent {
+	return slices.DeleteFunc(slices.Clone(events), func(e AuditEvent) bool { return e.Code != http.StatusForbidden })
 }
 
 // readAudit reads the events of user ("" for all) from one audit log file.

@@ -237,17 +237,14 @@ func dropManagedFields(obj any) (any, error) {
 }
 
 // Handler serves the metrics in the Prometheus exposition formats.
-func (t *Twin) Handler() http.Handler { return t.handlerFor(t.reg) }
+func (t *Twin) Handler() http.Handler { return t.HandlerFor(t.reg) }
 
 // Gatherer is what Handler serves; a fault test serves it altered through
 // HandlerFor.
 func (t *Twin) Gatherer() prometheus.Gatherer { return t.reg }
 
-// HandlerFor serves what g gathers as Handler serves the twin's metrics.
-func (t *Twin) HandlerFor(g prometheus.Gatherer) http.Handler { return t.handlerFor(g) }
-
-// handlerFor serves what reg gathers.
-func (t *Twin) handlerFor(reg prometheus.Gatherer) http.Handler {
+// HandlerFor serves what reg gathers as Handler serves the twin's metrics.
+func (t *Twin) HandlerFor(reg prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(t.log.Handler(), slog.LevelError),
 		// Thousands of pods make megabytes of text, scraped on loopback:
@@ -271,7 +268,7 @@ func (t *Twin) ShardHandler(i, n int) (http.Handler, error) {
 	if err := reg.Register(&collector{t: t, shard: i, shards: n}); err != nil {
 		return nil, fmt.Errorf("twin: %w", err)
 	}
-	return t.handlerFor(reg), nil
+	return t.HandlerFor(reg), nil
 }
 
 // AppsPerShard is how many applications' series one scrape target serves

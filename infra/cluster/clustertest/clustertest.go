@@ -82,22 +82,19 @@ func BuildAware(ctx context.Context, t testing.TB, dir string) string {
 // RequireNoForbidden fails t if the API server refused any request user
 // made at or after since with 403 Forbidden (from the control plane's audit
 // log), naming each: a component run with its generated ClusterRole must
-// never be refused. Register it with t.Cleanup before starting the
-// component, so that it runs after the component has stopped.
-func RequireNoForbidden(t testing.TB, c *cluster.Cluster, user string, since time.Time) {
+// never be refused. It returns the user's requests since then, for a review
+// of the role (UnusedGrants). Register it with t.Cleanup before starting
+// the component, so that it runs after the component has stopped.
+func RequireNoForbidden(t testing.TB, c *cluster.Cluster, user string, since time.Time) []cluster.AuditEvent {
 	t.Helper()
-	evs, err := c.Forbidden(user)
+	all, err := c.Audit(user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refused []cluster.AuditEvent
-	for _, e := range evs {
-		if !e.At.Before(since) {
-			refused = append(refused, e)
-		}
-	}
+	all = slices.DeleteFunc(all, func(e cluster.AuditEvent) bool { return e.At.Before(since) })
+	refused := cluster.Refused(all)
 	if len(refused) == 0 {
-		return
+		return all
 	}
 	// One line per permission lacking: how often, and its first request.
 	count := map[cluster.Permission]int{}
@@ -117,6 +114,7 @@ func RequireNoForbidden(t testing.TB, c *cluster.Cluster, user string, since tim
 		lines = append(lines, "first: "+refused[0].String())
 	}
 	t.Errorf("the API server refused %d requests of %s (its ClusterRole lacks them):\n%s", len(refused), user, strings.Join(lines, "\n"))
+	return all
 }
 
 // UnusedGrants returns the grants of role (one "verb group/resource" each,
