@@ -184,6 +184,9 @@ func runController(ctx context.Context, fl controllerFlags) error {
 	rc.QPS, rc.Burst = fl.qps, fl.burst
 	fl.cfg.REST = rc
 	fl.cfg.Log = slog.Default()
+	if fl.cfg.Step > 0 { // else the manager refuses it, or takes its default
+		fl.src.QueryTimeout = fl.cfg.Step
+	}
 	obs, store, err := fl.src.Open(ctx, fl.cfg.Log, manager.WithObserverMetrics(crmetrics.Registry))
 	if err != nil {
 		return err

@@ -33,12 +33,19 @@ const DefaultSnapshotRounds = 4
 // the round's end plus the lateness (default: a tenth of the window, at
 // most 1 s, as the agents' environment settles): a caller a round late
 // still gets the window it asked for, not the newest one.
+//
+// A snapshot has one window's time to complete (WithSnapshotBudget): what
+// it returns later is data older than a step by the time a step acts on
+// it, and the next round's steps need the next snapshot anyway. So one
+// slow query on a loaded Prometheus makes a slow round, not a lost one,
+// until the data would be too old to act on.
 type SnapshotObserver struct {
-	src  telemetry.Snapshotter
-	keep int
-	late time.Duration // < 0: the default for the window
-	now  func() time.Time
-	met  *snapshotMetrics
+	src    telemetry.Snapshotter
+	keep   int
+	late   time.Duration // < 0: the default for the window
+	budget time.Duration // < 0: the window
+	now    func() time.Time
+	met    *snapshotMetrics
 
 	mu     sync.Mutex
 	rounds map[roundKey]*roundSnapshot
@@ -73,6 +80,12 @@ func WithSnapshotRounds(n int) ObserverOption {
 // evaluated (negative: the default, a tenth of the window, at most 1 s).
 func WithLateness(d time.Duration) ObserverOption { return func(o *SnapshotObserver) { o.late = d } }
 
+// WithSnapshotBudget bounds how long taking one snapshot may last
+// (negative: the default, the round's window, i.e. one step).
+func WithSnapshotBudget(d time.Duration) ObserverOption {
+	return func(o *SnapshotObserver) { o.budget = d }
+}
+
 // WithObserverClock replaces time.Now (tests).
 func WithObserverClock(now func() time.Time) ObserverOption {
 	return func(o *SnapshotObserver) { o.now = now }
@@ -89,7 +102,7 @@ func WithObserverMetrics(reg prometheus.Registerer) ObserverOption {
 
 // NewSnapshotObserver returns an observer over src.
 func NewSnapshotObserver(src telemetry.Snapshotter, opts ...ObserverOption) *SnapshotObserver {
-	o := &SnapshotObserver{src: src, keep: DefaultSnapshotRounds, late: -1, now: time.Now, rounds: map[roundKey]*roundSnapshot{}}
+	o := &SnapshotObserver{src: src, keep: DefaultSnapshotRounds, late: -1, budget: -1, now: time.Now, rounds: map[roundKey]*roundSnapshot{}}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -163,8 +176,18 @@ func (o *SnapshotObserver) take(ctx context.Context, key roundKey, r *roundSnaps
 	if bound := key.end.Add(late); at.After(bound) {
 		at = bound
 	}
+	budget := o.budget
+	if budget < 0 {
+		budget = key.window
+	}
 	start := time.Now()
-	r.snap, r.err = o.src.Snapshot(ctx, key.window, at)
+	sctx, cancel := context.WithTimeout(ctx, budget)
+	r.snap, r.err = o.src.Snapshot(sctx, key.window, at)
+	cancel()
+	if r.err != nil && sctx.Err() != nil && ctx.Err() == nil {
+		r.err = fmt.Errorf("telemetry snapshot of the round ending %s: not complete within its budget of %s (older data would be acted on a step late): %w",
+			key.end.Format(time.RFC3339), budget, r.err)
+	}
 	o.met.observe(r.err, time.Since(start), now.Sub(key.end) > key.window)
 	if r.err != nil && ctx.Err() != nil {
 		// A cancelled caller must not poison the round for the others.
@@ -232,6 +255,11 @@ func (m *snapshotMetrics) observe(err error, d time.Duration, late bool) {
 type Sources struct {
 	// PrometheusURL is the Prometheus HTTP API's base URL.
 	PrometheusURL string
+	// QueryTimeout bounds each PromQL query (0:
+	// telemetry.DefaultQueryTimeout). The controller sets its step: a
+	// snapshot's budget (WithSnapshotBudget) bounds its queries anyway,
+	// and a shorter bound would fail a round that could still complete.
+	QueryTimeout time.Duration
 	// StoreDir holds the embedded trajectory store, or the InfluxDB
 	// store's spool when InfluxURL is set.
 	StoreDir string
@@ -254,7 +282,11 @@ func (s Sources) Open(ctx context.Context, log *slog.Logger, opts ...ObserverOpt
 	if s.StoreDir == "" {
 		return nil, nil, errors.New("controller: a trajectory store directory is required (--store-dir)")
 	}
-	src, err := telemetry.New(s.PrometheusURL, telemetry.WithLogger(log))
+	topts := []telemetry.Option{telemetry.WithLogger(log)}
+	if s.QueryTimeout != 0 {
+		topts = append(topts, telemetry.WithQueryTimeout(s.QueryTimeout))
+	}
+	src, err := telemetry.New(s.PrometheusURL, topts...)
 	if err != nil {
 		return nil, nil, err
 	}

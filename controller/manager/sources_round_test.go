@@ -46,6 +46,18 @@ func newGate(open bool) *gatedSnapshotter {
 	return g
 }
 
+// deadlineSnapshotter records the deadline of the context it is called
+// with.
+type deadlineSnapshotter struct {
+	deadline time.Time
+	ok       bool
+}
+
+func (d *deadlineSnapshotter) Snapshot(ctx context.Context, window time.Duration, at time.Time) (*telemetry.Snapshot, error) {
+	d.deadline, d.ok = ctx.Deadline()
+	return telemetry.NewSnapshot(at, window, pod("a", 0.5, 10)), nil
+}
+
 func (g *gatedSnapshotter) count() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -148,6 +160,36 @@ func TestSnapshotObserverRounds(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 3, f.count(), "the dropped round is taken again")
 		assert.InDelta(t, 1, testutil.ToFloat64(o.met.late), 0, "and counted late")
+	})
+
+	t.Run("a snapshot has one window's time, or its budget", func(t *testing.T) {
+		for _, tc := range []struct {
+			opts []ObserverOption
+			want time.Duration
+		}{{nil, w}, {[]ObserverOption{WithSnapshotBudget(2 * time.Second)}, 2 * time.Second}} {
+			d := &deadlineSnapshotter{}
+			o := NewSnapshotObserver(d, append(tc.opts, WithObserverClock(func() time.Time { return end }))...)
+			before := time.Now()
+			_, err := o.Observe(ctx, query(end))
+			require.NoError(t, err)
+			require.True(t, d.ok, "the snapshot's context has a deadline")
+			assert.WithinRange(t, d.deadline, before.Add(tc.want), time.Now().Add(tc.want))
+		}
+	})
+
+	t.Run("a snapshot over its budget fails its round once, naming the budget", func(t *testing.T) {
+		g := newGate(false) // never released: only the budget ends it
+		defer close(g.release)
+		reg := prometheus.NewRegistry()
+		o := NewSnapshotObserver(g, WithSnapshotBudget(time.Millisecond), WithObserverMetrics(reg),
+			WithObserverClock(func() time.Time { return end }))
+		_, err := o.Observe(ctx, query(end))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "not complete within its budget of 1ms")
+		_, err2 := o.Observe(ctx, query(end))
+		assert.Equal(t, err, err2, "the round's other steps hold on the same error")
+		assert.Equal(t, 1, g.count(), "without asking a loaded Prometheus again")
+		assert.InDelta(t, 1, testutil.ToFloat64(o.met.taken.WithLabelValues("error")), 0)
 	})
 
 	t.Run("a caller that gives up does not poison the round", func(t *testing.T) {

@@ -68,7 +68,8 @@ func WithRequired(m Metric) Option { return func(s *settings) { s.required = m }
 func WithParallelism(n int) Option { return func(s *settings) { s.parallelism = n } }
 
 // WithQueryTimeout bounds each query, on the client and as Prometheus'
-// evaluation timeout (default 10s).
+// evaluation timeout (default 10s); a caller's context deadline that comes
+// sooner bounds it too, on both sides.
 func WithQueryTimeout(d time.Duration) Option { return func(s *settings) { s.queryTimeout = d } }
 
 // Source reads snapshots from a Prometheus server's HTTP API. It is safe for
@@ -254,10 +255,11 @@ func (s *Source) snapshot(ctx context.Context, window time.Duration, at time.Tim
 
 // run evaluates one query (POST /api/v1/query), recording its statistics.
 func (s *Source) run(ctx context.Context, q *query, at time.Time) ([]vecSample, QueryStat, error) {
+	eval := evalTimeout(ctx, s.queryTimeout)
 	qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
 	defer cancel()
 	t0 := time.Now()
-	samples, err := s.query(qctx, q.text, at)
+	samples, err := s.query(qctx, q.text, at, eval)
 	d := time.Since(t0)
 	st := QueryStat{Name: q.name, Query: q.text, Duration: d, Series: len(samples)}
 	if !errors.Is(err, context.Canceled) { // cancelled: by the caller or a failed sibling
@@ -270,14 +272,25 @@ func (s *Source) run(ctx context.Context, q *query, at time.Time) ([]vecSample, 
 	return samples, st, nil
 }
 
+// evalTimeout is the evaluation timeout to ask of Prometheus: the query
+// timeout d, or less when ctx ends sooner (a snapshot's budget), so that
+// Prometheus stops evaluating when nobody waits for the answer any more.
+// It is whole milliseconds, PromQL's resolution, and at least one.
+func evalTimeout(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl))
+	}
+	return max(d.Truncate(time.Millisecond), time.Millisecond)
+}
+
 // maxErrorBody bounds how much of an unexpected response errors quote.
 const maxErrorBody = 512
 
-func (s *Source) query(ctx context.Context, text string, at time.Time) ([]vecSample, error) {
+func (s *Source) query(ctx context.Context, text string, at time.Time, timeout time.Duration) ([]vecSample, error) {
 	form := url.Values{
 		"query":   {text},
 		"time":    {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', -1, 64)},
-		"timeout": {model.Duration(s.queryTimeout).String()},
+		"timeout": {model.Duration(timeout).String()},
 	}
 	u := s.client.URL("/api/v1/query", nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))

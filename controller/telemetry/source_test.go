@@ -27,6 +27,25 @@ func newTestSource(t *testing.T, url string, opts ...Option) *Source {
 	return s
 }
 
+// A caller's deadline sooner than the query timeout is Prometheus'
+// evaluation timeout too: it stops evaluating when nobody waits.
+func TestSnapshotDeadlineBoundsEvaluation(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	fp := newFakeProm(t, 30*time.Second, nil, []podData{fullPod("apps", "web-a", at)}, nil)
+	src := newTestSource(t, fp.srv.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := src.Snapshot(ctx, 30*time.Second, at)
+	require.NoError(t, err)
+	require.Len(t, fp.calls, len(queryNames))
+	for _, c := range fp.calls {
+		d, err := time.ParseDuration(c["timeout"])
+		require.NoError(t, err, c["timeout"])
+		assert.LessOrEqual(t, d, 3*time.Second)
+		assert.Positive(t, d)
+	}
+}
+
 func TestSnapshotFromAPI(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a := fullPod("apps", "web-a", at)
@@ -46,6 +65,7 @@ func TestSnapshotFromAPI(t *testing.T) {
 		assert.Equal(t, "10s", c["timeout"])
 	}
 	assert.Equal(t, at, snap.At)
+
 	assert.Equal(t, 30*time.Second, snap.Window)
 	assert.Equal(t, DefaultMaxAge, snap.MaxAge)
 	assert.Equal(t, AllMetrics, snap.Required)
