@@ -20,6 +20,7 @@ import (
 const (
 	metricErrors          = "aware_controller_errors_total"
 	metricStep            = "aware_controller_step_seconds"
+	metricStepPhase       = "aware_controller_step_phase_seconds"
 	metricRecommendations = "aware_controller_recommendations_total"
 	metricActuations      = "aware_controller_actuations_total"
 	metricActuationDelay  = "aware_controller_actuation_delay_seconds"
@@ -54,6 +55,9 @@ type counters struct {
 	// Steps and StepSeconds are the count and sum of the step-duration
 	// histogram.
 	Steps, StepSeconds float64
+	// PhaseCount and PhaseSeconds are the count and sum of the step-phase
+	// histogram by phase (observe, record, status).
+	PhaseCount, PhaseSeconds map[string]float64
 	// Recommendations computed.
 	Recommendations float64
 	// Requests to the API server by method.
@@ -90,6 +94,7 @@ type counters struct {
 func (c counters) since(c0 counters) counters {
 	return counters{
 		Errors: diff(c.Errors, c0.Errors), Steps: c.Steps - c0.Steps, StepSeconds: c.StepSeconds - c0.StepSeconds,
+		PhaseCount: diff(c.PhaseCount, c0.PhaseCount), PhaseSeconds: diff(c.PhaseSeconds, c0.PhaseSeconds),
 		Recommendations: c.Recommendations - c0.Recommendations, Requests: diff(c.Requests, c0.Requests),
 		Actuations: diff(c.Actuations, c0.Actuations), Decisions: c.Decisions - c0.Decisions, DelaySeconds: c.DelaySeconds - c0.DelaySeconds,
 		LastRound: c.LastRound,
@@ -156,7 +161,7 @@ func parseCounters(r io.Reader) (counters, error) {
 		return counters{}, fmt.Errorf("controller metrics: %w", err)
 	}
 	c := counters{Errors: map[string]float64{}, Requests: map[string]float64{}, Actuations: map[string]float64{},
-		LastRound: map[string]float64{}, Snapshots: map[string]float64{}, AgentSteps: map[string]float64{}, AgentUpdates: map[string]float64{}, AgentWithheld: map[string]float64{}}
+		LastRound: map[string]float64{}, Snapshots: map[string]float64{}, PhaseCount: map[string]float64{}, PhaseSeconds: map[string]float64{}, AgentSteps: map[string]float64{}, AgentUpdates: map[string]float64{}, AgentWithheld: map[string]float64{}}
 	byLabel := func(name, label string, into map[string]float64) {
 		f := fams[name]
 		if f == nil {
@@ -187,6 +192,12 @@ func parseCounters(r io.Reader) (counters, error) {
 		}
 	}
 	histogram(metricStep, &c.Steps, &c.StepSeconds)
+	if f := fams[metricStepPhase]; f != nil {
+		for _, m := range f.GetMetric() {
+			c.PhaseCount[labelValue(m, "phase")] += float64(m.GetHistogram().GetSampleCount())
+			c.PhaseSeconds[labelValue(m, "phase")] += m.GetHistogram().GetSampleSum()
+		}
+	}
 	histogram(metricActuationDelay, &c.Decisions, &c.DelaySeconds)
 	histogram(metricAgentTraining, &c.Trainings, &c.TrainingSeconds)
 	histogram(metricSnapshotSeconds, &c.SnapshotsTimed, &c.SnapshotSeconds)
@@ -220,6 +231,15 @@ func labelValue(m *dto.Metric, name string) string {
 // snapshots summarises the telemetry snapshots between two readings.
 func (c counters) snapshots() Snapshots {
 	return Snapshots{Taken: c.Snapshots["ok"], Failed: c.Snapshots["error"], Late: c.SnapshotsLate, Mean: mean(c.SnapshotSeconds, c.SnapshotsTimed)}
+}
+
+// phases is the mean duration of each step phase between two readings.
+func (c counters) phases() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for p, n := range c.PhaseCount {
+		out[p] = mean(c.PhaseSeconds[p], n)
+	}
+	return out
 }
 
 // mean is a histogram's mean duration from its sum in seconds and its

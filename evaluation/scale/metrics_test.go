@@ -27,6 +27,14 @@ aware_controller_step_seconds_bucket{le="0.001"} 0
 aware_controller_step_seconds_bucket{le="+Inf"} 4013
 aware_controller_step_seconds_sum 40.13
 aware_controller_step_seconds_count 4013
+# HELP aware_controller_step_phase_seconds Duration of a phase of an MPA step, by phase.
+# TYPE aware_controller_step_phase_seconds histogram
+aware_controller_step_phase_seconds_bucket{phase="observe",le="+Inf"} 4000
+aware_controller_step_phase_seconds_sum{phase="observe"} 3000
+aware_controller_step_phase_seconds_count{phase="observe"} 4000
+aware_controller_step_phase_seconds_bucket{phase="status",le="+Inf"} 1000
+aware_controller_step_phase_seconds_sum{phase="status"} 250
+aware_controller_step_phase_seconds_count{phase="status"} 1000
 # HELP aware_controller_actuations_total Changes applied, by kind.
 # TYPE aware_controller_actuations_total counter
 aware_controller_actuations_total{kind="replicas"} 120
@@ -111,6 +119,11 @@ func TestParseCounters(t *testing.T) {
 	assert.Equal(t, map[string]float64{"replicas": 120, "resize": 310}, c.Actuations)
 	assert.Equal(t, 400.0, c.Decisions)
 	assert.InDelta(t, 340, c.DelaySeconds, 1e-9)
+	assert.Equal(t, map[string]time.Duration{"observe": 750 * time.Millisecond, "status": 250 * time.Millisecond}, c.phases())
+	later := c
+	later.PhaseCount = map[string]float64{"observe": 4100, "status": 1000}
+	later.PhaseSeconds = map[string]float64{"observe": 3100, "status": 250}
+	assert.Equal(t, map[string]time.Duration{"observe": time.Second}, later.since(c).phases(), "the window's steps only; a phase none ran drops out")
 
 	// A fresh controller has incremented no error yet: zero, not missing.
 	empty, err := parseCounters(strings.NewReader("# TYPE up gauge\nup 1\n"))

@@ -75,6 +75,11 @@ type Result struct {
 	// duration (aware_controller_step_seconds).
 	Steps    float64
 	StepMean time.Duration
+	// Phases is the mean duration of each phase of a step over Window
+	// (aware_controller_step_phase_seconds): observe includes the wait for
+	// the round's Prometheus snapshot; status counts only the steps that
+	// wrote it.
+	Phases map[string]time.Duration
 	// Actuations counts the changes applied over Window by kind;
 	// Decisions the decisions the updater started and DelayMean their
 	// mean wait (aware_controller_actuation_delay_seconds).
@@ -293,6 +298,9 @@ func WriteTable(w io.Writer, r Result) error {
 	row("controller errors since start (warm-up included)", countsBy(r.ErrorsTotal, "0"), "-", "-")
 	rows(keyRefused)
 	row("MPA steps in the window, mean duration", fmt.Sprintf("%.0f, %s", r.Steps, dur(r.StepMean)), "-", "-")
+	if len(r.Phases) > 0 {
+		row("  mean step phase (observe includes the snapshot wait)", phases(r.Phases), "-", "-")
+	}
 	row("decisions applied, mean wait; changes by kind", fmt.Sprintf("%.0f, %s; %s", r.Decisions, dur(r.DelayMean), countsBy(r.Actuations, "none")), "-", "-")
 	perSec := 0.0
 	if r.Window > 0 {
@@ -398,3 +406,25 @@ func dur(d time.Duration) string {
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// phases is "observe 1.2s, record 3ms, status 270ms": the step's phases in
+// the order a step runs them, others after in name order.
+func phases(m map[string]time.Duration) string {
+	order := map[string]int{"observe": 0, "record": 1, "status": 2}
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		oa, ok := order[a]
+		if !ok {
+			oa = len(order)
+		}
+		ob, ok := order[b]
+		if !ok {
+			ob = len(order)
+		}
+		return cmp.Or(cmp.Compare(oa, ob), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + dur(m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -36,6 +36,7 @@ func sampleResult() Result {
 		Errors:      map[string]float64{},
 		ErrorsTotal: map[string]float64{"observe": 1000},
 		Steps:       1990, StepMean: 12345 * time.Microsecond,
+		Phases:     map[string]time.Duration{"status": 7 * time.Millisecond, "observe": 4321 * time.Microsecond, "record": 120 * time.Microsecond},
 		Actuations: map[string]float64{"replicas": 120, "resize": 310}, Decisions: 400, DelayMean: 850 * time.Millisecond,
 		Requests:  map[string]float64{"GET": 3980, "PATCH": 1990},
 		Snapshots: Snapshots{Taken: 2, Late: 1, Mean: 410 * time.Millisecond},

@@ -723,6 +723,7 @@ func (b *bench) measure(ctx context.Context, res *Result, want int, metricsURL s
 	res.Errors, res.ErrorsTotal, res.Requests, res.Steps = d.Errors, r1.counters.Errors, d.Requests, d.Steps
 	res.Actuations, res.Decisions, res.Snapshots = d.Actuations, d.Decisions, d.snapshots()
 	res.DelayMean, res.StepMean = mean(d.DelaySeconds, d.Decisions), mean(d.StepSeconds, d.Steps)
+	res.Phases = d.phases()
 	return nil
 }
 
