@@ -17,7 +17,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
 )
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;create;update
 
 // Path is where the webhook serves.
 const Path = "/mutate-v1-pod"

@@ -37,13 +37,12 @@ import (
 )
 
 // +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers,verbs=get;list;watch
-// +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalers/status,verbs=get;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;replicasets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 type config struct {
 	step        time.Duration

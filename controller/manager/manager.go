@@ -33,7 +33,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
 )
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update;delete
 
 // LeaderElectionID is the Lease the controller replicas compete for.
 const LeaderElectionID = "aware-controller.autoscaling.aware.dev"
