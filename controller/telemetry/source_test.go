@@ -65,7 +65,6 @@ func TestSnapshotFromAPI(t *testing.T) {
 		assert.Equal(t, "10s", c["timeout"])
 	}
 	assert.Equal(t, at, snap.At)
-
 	assert.Equal(t, 30*time.Second, snap.Window)
 	assert.Equal(t, DefaultMaxAge, snap.MaxAge)
 	assert.Equal(t, AllMetrics, snap.Required)
