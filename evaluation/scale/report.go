@@ -410,18 +410,14 @@ func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 // phases is "observe 1.2s, record 3ms, status 270ms": the step's phases in
 // the order a step runs them, others after in name order.
 func phases(m map[string]time.Duration) string {
-	order := map[string]int{"observe": 0, "record": 1, "status": 2}
-	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
-		oa, ok := order[a]
-		if !ok {
-			oa = len(order)
+	order := []string{"observe", "record", "status"}
+	rank := func(k string) int {
+		if i := slices.Index(order, k); i >= 0 {
+			return i
 		}
-		ob, ok := order[b]
-		if !ok {
-			ob = len(order)
-		}
-		return cmp.Or(cmp.Compare(oa, ob), cmp.Compare(a, b))
-	})
+		return len(order)
+	}
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + " " + dur(m[k])
