@@ -9,5 +9,8 @@
 // app and a pool.json index), renders each app's Kubernetes manifests
 // (Deployment, Service, ConfigMaps, MultidimPodAutoscaler) from typed objects,
 // and summarises a pool (segment mix, chain lengths, resource intensity, SLO
-// tightness, environments, trace sources, split).
+// tightness, environments, trace sources, split). It also gives the pool its
+// simulator form (SimApps): each app's chain, node, SLO and initial
+// allocation, and its load as a trace shape at the simulation step (LoadShapes:
+// the real traces when present, seeded synthetic stand-ins otherwise).
 package generator

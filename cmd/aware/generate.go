@@ -9,7 +9,6 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 )
@@ -106,11 +105,11 @@ func runGenerate(cmd *cobra.Command, fl generateFlags) error {
 		return err
 	}
 	if !fl.tune.off {
-		shapes, err := pool.LoadShapes(fl.traces, fl.step, uint64(fl.opts.Seed))
+		shapes, err := generator.LoadShapes(fl.traces, fl.step, uint64(fl.opts.Seed))
 		if err != nil {
 			return err
 		}
-		simApps, err := pool.SimApps(apps, shapes)
+		simApps, err := generator.SimApps(apps, shapes)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -123,11 +122,11 @@ func runMain(ctx context.Context, out, progress io.Writer, fl runFlags) error {
 	if err != nil {
 		return err
 	}
-	shapes, err := pool.LoadShapes(fl.traces, fl.step, fl.seed)
+	shapes, err := generator.LoadShapes(fl.traces, fl.step, fl.seed)
 	if err != nil {
 		return err
 	}
-	simApps, err := pool.SimApps(apps, shapes)
+	simApps, err := generator.SimApps(apps, shapes)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
 	"github.com/aware-autoscaler/aware/evaluation/plot"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
@@ -79,12 +78,12 @@ func generatePool(prof *calibration.Profile, poolSeed int64, n int) ([]generator
 
 // simulate returns apps in their simulator form, with load shapes from
 // traces (synthetic when absent).
-func simulate(apps []generator.App, traces string, step time.Duration, seed uint64) ([]sim.App, pool.Shapes, error) {
-	shapes, err := pool.LoadShapes(traces, step, seed)
+func simulate(apps []generator.App, traces string, step time.Duration, seed uint64) ([]sim.App, generator.Shapes, error) {
+	shapes, err := generator.LoadShapes(traces, step, seed)
 	if err != nil {
-		return nil, pool.Shapes{}, err
+		return nil, generator.Shapes{}, err
 	}
-	simApps, err := pool.SimApps(apps, shapes)
+	simApps, err := generator.SimApps(apps, shapes)
 	return simApps, shapes, err
 }
 

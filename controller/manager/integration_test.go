@@ -38,7 +38,6 @@ import (
 	"github.com/aware-autoscaler/aware/controller/mpaenv"
 	"github.com/aware-autoscaler/aware/controller/telemetry"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/gym/remote"
@@ -477,9 +476,9 @@ func generatedApps(t *testing.T, n int) (*calibration.Profile, []generator.App) 
 // ends.
 func startTwinStack(ctx context.Context, t *testing.T, c *cluster.Cluster, dir, ns string, apps []generator.App, prof *calibration.Profile) (*twin.Twin, *prometheus.Local, *influxdb.Local) {
 	t.Helper()
-	shapes, err := pool.LoadShapes("", 10*time.Second, 1)
+	shapes, err := generator.LoadShapes("", 10*time.Second, 1)
 	require.NoError(t, err)
-	simApps, err := pool.SimApps(apps, shapes)
+	simApps, err := generator.SimApps(apps, shapes)
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfig(restConfig(t, c.Kubeconfig))
 	require.NoError(t, err)

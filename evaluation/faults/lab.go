@@ -27,7 +27,6 @@ import (
 	"github.com/aware-autoscaler/aware/controller/deploy"
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
 	"github.com/aware-autoscaler/aware/infra/influxdb"
@@ -180,11 +179,11 @@ func (l *lab) up(ctx context.Context) error {
 }
 
 func (l *lab) startTwin(ctx context.Context, rc *rest.Config, apps []generator.App, prof *calibration.Profile) error {
-	shapes, err := pool.LoadShapes("", 10*time.Second, 1)
+	shapes, err := generator.LoadShapes("", 10*time.Second, 1)
 	if err != nil {
 		return err
 	}
-	simApps, err := pool.SimApps(apps, shapes)
+	simApps, err := generator.SimApps(apps, shapes)
 	if err != nil {
 		return err
 	}

@@ -24,10 +24,10 @@ func TestEverySLOIsFeasible(t *testing.T) {
 	require.NoError(t, err)
 	apps, err := generator.Generate(generator.DefaultOptions(), prof)
 	require.NoError(t, err)
-	sh, err := LoadShapes("../../../shared/traces", 30*time.Second, 1)
+	sh, err := generator.LoadShapes("../../../shared/traces", 30*time.Second, 1)
 	require.NoError(t, err)
 	t.Logf("shapes: %v", sh.Origin)
-	simApps, err := SimApps(apps, sh)
+	simApps, err := generator.SimApps(apps, sh)
 	require.NoError(t, err)
 	b := gym.DefaultBounds()
 	var cores []float64

@@ -61,7 +61,7 @@ type Config struct {
 	PoolSeed int64
 	Seed     uint64
 	// Traces is the folder of the real traces; "" or a missing file gives
-	// synthetic shapes (pool.LoadShapes).
+	// synthetic shapes (generator.LoadShapes).
 	Traces string
 	// Dir is the working directory (cluster, prometheus, store, logs); it
 	// must be empty or absent. Required.

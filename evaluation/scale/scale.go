@@ -32,7 +32,6 @@ import (
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/deploy"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
 	"github.com/aware-autoscaler/aware/infra/influxdb"
@@ -240,11 +239,11 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		nodes = cfg.Nodes
 	}
 	res.Nodes = nodes
-	shapes, err := pool.LoadShapes(cfg.Traces, simStep, cfg.Seed)
+	shapes, err := generator.LoadShapes(cfg.Traces, simStep, cfg.Seed)
 	if err != nil {
 		return res, fmt.Errorf("scale: %w", err)
 	}
-	simApps, err := pool.SimApps(apps, shapes)
+	simApps, err := generator.SimApps(apps, shapes)
 	if err != nil {
 		return res, fmt.Errorf("scale: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
@@ -36,7 +35,7 @@ func LoadSources(dir string) ([]Source, error) {
 	}
 	var out []Source
 	for _, src := range sources {
-		f := pool.TraceFile(src)
+		f := generator.TraceFile(src)
 		p := filepath.Join(dir, f)
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			continue

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -22,9 +21,9 @@ func simulated(t *testing.T, n int) (*calibration.Profile, []sim.App) {
 	opts.Apps = n
 	apps, err := generator.Generate(opts, prof)
 	require.NoError(t, err)
-	shapes, err := pool.LoadShapes("", 30*time.Second, 1)
+	shapes, err := generator.LoadShapes("", 30*time.Second, 1)
 	require.NoError(t, err)
-	simApps, err := pool.SimApps(apps, shapes)
+	simApps, err := generator.SimApps(apps, shapes)
 	require.NoError(t, err)
 	return prof, simApps
 }

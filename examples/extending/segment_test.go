@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
@@ -99,9 +98,9 @@ func TestSegmentFromOutside(t *testing.T) {
 	require.NotEmpty(t, mine, "no generated application uses the new segment")
 
 	// Step 4: one of them on the simulator.
-	shapes, err := pool.LoadShapes("", 30*time.Second, 1)
+	shapes, err := generator.LoadShapes("", 30*time.Second, 1)
 	require.NoError(t, err)
-	simApps, err := pool.SimApps(mine[:1], shapes)
+	simApps, err := generator.SimApps(mine[:1], shapes)
 	require.NoError(t, err)
 	e, err := sim.NewEnv(prof, simApps[0])
 	require.NoError(t, err)

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -34,11 +33,11 @@ func generatedCluster(tb testing.TB, prof *calibration.Profile, n, podsPer int) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	shapes, err := pool.LoadShapes("", 10*time.Second, 1)
+	shapes, err := generator.LoadShapes("", 10*time.Second, 1)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	apps, err := pool.SimApps(gen, shapes)
+	apps, err := generator.SimApps(gen, shapes)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
 	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
@@ -73,9 +72,9 @@ func TestTwinOnLocalCluster(t *testing.T) {
 	opts.Apps = 2
 	gen, err := generator.Generate(opts, prof)
 	require.NoError(t, err)
-	shapes, err := pool.LoadShapes("", 10*time.Second, 1)
+	shapes, err := generator.LoadShapes("", 10*time.Second, 1)
 	require.NoError(t, err)
-	apps, err := pool.SimApps(gen, shapes)
+	apps, err := generator.SimApps(gen, shapes)
 	require.NoError(t, err)
 	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)

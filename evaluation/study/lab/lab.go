@@ -15,7 +15,6 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/controller/transfer"
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
@@ -106,16 +105,16 @@ func New(cfg Config) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	var shapes pool.Shapes
+	var shapes generator.Shapes
 	if cfg.Trace != "" {
-		shapes, err = pool.FileShapes(cfg.Trace, cfg.Step)
+		shapes, err = generator.FileShapes(cfg.Trace, cfg.Step)
 	} else {
-		shapes, err = pool.LoadShapes(cfg.Traces, cfg.Step, cfg.ShapeSeed)
+		shapes, err = generator.LoadShapes(cfg.Traces, cfg.Step, cfg.ShapeSeed)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	sims, err := pool.SimApps(apps, shapes)
+	sims, err := generator.SimApps(apps, shapes)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
 	"github.com/aware-autoscaler/aware/infra/influxdb"
@@ -120,11 +119,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	shapes, err := pool.LoadShapes(cfg.Traces, twinStep, cfg.Seed)
+	shapes, err := generator.LoadShapes(cfg.Traces, twinStep, cfg.Seed)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	simApps, err := pool.SimApps(apps, shapes)
+	simApps, err := generator.SimApps(apps, shapes)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}

@@ -1,4 +1,4 @@
-package pool
+package generator
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 	"github.com/aware-autoscaler/aware/workloads/trace"
@@ -16,9 +15,9 @@ import (
 
 // traceFiles are the shared traces behind each generator source.
 var traceFiles = map[string]string{
-	generator.SourceNASA:     "nasa-1995-http-rps.dev.txt.gz",
-	generator.SourceTwitter:  "twitter-stream-rps.dev.txt.gz",
-	generator.SourceAzureLLM: "azure-llm-2023-code.csv.gz",
+	SourceNASA:     "nasa-1995-http-rps.dev.txt.gz",
+	SourceTwitter:  "twitter-stream-rps.dev.txt.gz",
+	SourceAzureLLM: "azure-llm-2023-code.csv.gz",
 }
 
 // TraceFile is the file in ../shared/traces behind a generator source ("" if
@@ -38,10 +37,10 @@ type Shapes struct {
 // project's diurnal, bursty model, seeded by seed and the source).
 func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 	if step < time.Second {
-		return Shapes{}, fmt.Errorf("pool: step %s is below a second", step)
+		return Shapes{}, fmt.Errorf("generator: step %s is below a second", step)
 	}
 	sh := Shapes{Step: step, Shapes: map[string][]float64{}, Origin: map[string]string{}}
-	for i, src := range generator.Sources() {
+	for i, src := range Sources() {
 		var (
 			s   trace.Series
 			err error
@@ -49,11 +48,11 @@ func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 		path := filepath.Join(dir, traceFiles[src])
 		if _, statErr := os.Stat(path); dir != "" && statErr == nil {
 			if s, err = trace.Load(path, trace.WithBinStep(time.Second)); err != nil {
-				return Shapes{}, fmt.Errorf("pool: source %s: %w", src, err)
+				return Shapes{}, fmt.Errorf("generator: source %s: %w", src, err)
 			}
 			sh.Origin[src] = "real: " + traceFiles[src]
 		} else if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
-			return Shapes{}, fmt.Errorf("pool: source %s: %w", src, statErr)
+			return Shapes{}, fmt.Errorf("generator: source %s: %w", src, statErr)
 		} else {
 			if s, err = trace.Generate(trace.Synthetic(10), step, 7*24*time.Hour, seed+uint64(i)*1000003); err != nil {
 				return Shapes{}, err
@@ -61,7 +60,7 @@ func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 			sh.Origin[src] = "synthetic"
 		}
 		if sh.Shapes[src], err = shapeOf(s, step); err != nil {
-			return Shapes{}, fmt.Errorf("pool: source %s: %w", src, err)
+			return Shapes{}, fmt.Errorf("generator: source %s: %w", src, err)
 		}
 	}
 	return sh, nil
@@ -86,39 +85,39 @@ func shapeOf(s trace.Series, step time.Duration) ([]float64, error) {
 // step, mean 1, for every source, with origin "file: NAME".
 func FileShapes(path string, step time.Duration) (Shapes, error) {
 	if step < time.Second {
-		return Shapes{}, fmt.Errorf("pool: step %s is below a second", step)
+		return Shapes{}, fmt.Errorf("generator: step %s is below a second", step)
 	}
 	s, err := trace.Load(path, trace.WithBinStep(time.Second))
 	if err != nil {
-		return Shapes{}, fmt.Errorf("pool: trace %s: %w", path, err)
+		return Shapes{}, fmt.Errorf("generator: trace %s: %w", path, err)
 	}
 	shape, err := shapeOf(s, step)
 	if err != nil {
-		return Shapes{}, fmt.Errorf("pool: trace %s: %w", path, err)
+		return Shapes{}, fmt.Errorf("generator: trace %s: %w", path, err)
 	}
 	if len(shape) < 2 {
-		return Shapes{}, fmt.Errorf("pool: trace %s: %d steps of %s: too short to drive a simulation", path, len(shape), step)
+		return Shapes{}, fmt.Errorf("generator: trace %s: %d steps of %s: too short to drive a simulation", path, len(shape), step)
 	}
 	sh := Shapes{Step: step, Shapes: map[string][]float64{}, Origin: map[string]string{}}
-	for _, src := range generator.Sources() {
+	for _, src := range Sources() {
 		sh.Shapes[src], sh.Origin[src] = shape, "file: "+filepath.Base(path)
 	}
 	return sh, nil
 }
 
 // SimApps converts generated apps into simulator apps over shapes.
-func SimApps(apps []generator.App, sh Shapes) ([]sim.App, error) {
+func SimApps(apps []App, sh Shapes) ([]sim.App, error) {
 	out := make([]sim.App, len(apps))
 	for i, a := range apps {
 		shape, ok := sh.Shapes[a.Load.Source]
 		if !ok {
-			return nil, fmt.Errorf("pool: %s: load source %q has no shape (known: %v)", a.Name(), a.Load.Source, generator.Sources())
+			return nil, fmt.Errorf("generator: %s: load source %q has no shape (known: %v)", a.Name(), a.Load.Source, Sources())
 		}
 		slo := gym.SLO{}
 		switch a.SLO.Kind {
-		case generator.LatencySLO:
+		case LatencySLO:
 			slo = gym.SLO{Kind: gym.LatencySLO, Target: a.SLO.LatencyP99}
-		case generator.ThroughputSLO:
+		case ThroughputSLO:
 			slo = gym.SLO{Kind: gym.ThroughputSLO, Target: a.SLO.Throughput}
 		}
 		out[i] = sim.App{

@@ -1,4 +1,4 @@
-package pool
+package generator
 
 import (
 	"compress/gzip"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 )
@@ -26,7 +25,7 @@ func mean(x []float64) float64 {
 func TestLoadShapes(t *testing.T) {
 	dir := t.TempDir()
 	// A real NASA-format file (per-second counts, gzip'd) beside absent ones.
-	f, err := os.Create(filepath.Join(dir, traceFiles[generator.SourceNASA]))
+	f, err := os.Create(filepath.Join(dir, traceFiles[SourceNASA]))
 	require.NoError(t, err)
 	zw := gzip.NewWriter(f)
 	for i := range 600 {
@@ -38,16 +37,16 @@ func TestLoadShapes(t *testing.T) {
 
 	sh, err := LoadShapes(dir, 30*time.Second, 1)
 	require.NoError(t, err)
-	assert.Equal(t, "real: "+traceFiles[generator.SourceNASA], sh.Origin[generator.SourceNASA])
-	assert.Len(t, sh.Shapes[generator.SourceNASA], 20)
-	assert.Equal(t, "synthetic", sh.Origin[generator.SourceTwitter])
-	assert.Len(t, sh.Shapes[generator.SourceTwitter], 7*24*120)
+	assert.Equal(t, "real: "+traceFiles[SourceNASA], sh.Origin[SourceNASA])
+	assert.Len(t, sh.Shapes[SourceNASA], 20)
+	assert.Equal(t, "synthetic", sh.Origin[SourceTwitter])
+	assert.Len(t, sh.Shapes[SourceTwitter], 7*24*120)
 	for src, s := range sh.Shapes {
 		assert.InDelta(t, 1, mean(s), 1e-9, src)
 	}
 	again, err := LoadShapes(filepath.Join(dir, "absent"), 30*time.Second, 1)
 	require.NoError(t, err)
-	assert.Equal(t, sh.Shapes[generator.SourceTwitter], again.Shapes[generator.SourceTwitter], "synthetic shapes are seeded")
+	assert.Equal(t, sh.Shapes[SourceTwitter], again.Shapes[SourceTwitter], "synthetic shapes are seeded")
 
 	_, err = LoadShapes(dir, time.Millisecond, 1)
 	assert.ErrorContains(t, err, "step")
@@ -56,9 +55,9 @@ func TestLoadShapes(t *testing.T) {
 func TestSimApps(t *testing.T) {
 	prof, err := calibration.Default()
 	require.NoError(t, err)
-	opts := generator.DefaultOptions()
+	opts := DefaultOptions()
 	opts.Apps = 30
-	apps, err := generator.Generate(opts, prof)
+	apps, err := Generate(opts, prof)
 	require.NoError(t, err)
 	sh, err := LoadShapes("", time.Minute, 1)
 	require.NoError(t, err)
@@ -74,9 +73,9 @@ func TestSimApps(t *testing.T) {
 		assert.Equal(t, g.Load.Offset/60, a.Load.Offset)
 		assert.Equal(t, g.Initial.Replicas, a.Initial.Replicas)
 		switch g.SLO.Kind {
-		case generator.LatencySLO:
+		case LatencySLO:
 			assert.Equal(t, gym.SLO{Kind: gym.LatencySLO, Target: g.SLO.LatencyP99}, a.SLO)
-		case generator.ThroughputSLO:
+		case ThroughputSLO:
 			assert.Equal(t, gym.SLO{Kind: gym.ThroughputSLO, Target: g.SLO.Throughput}, a.SLO)
 		}
 	}
