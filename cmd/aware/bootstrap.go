@@ -86,7 +86,7 @@ pool's test split on the simulator, six ways, each episode reset with the same s
   no bootstrapping (PPO)  a fresh PPO agent (Gaussian head) acts and trains from the first
                         episode;
   PPO on the fitted simulator  OFFLINE as above; a simulator of the application is fitted
-                        from the recorded metrics (controller/bootstrap.Fit: CPU per request,
+                        from the recorded metrics (workloads/sim.Fit: CPU per request,
                         working set, service-time quantiles; load replaying the recorded
                         arrivals), a fresh PPO agent trains in it for --sim-episodes episodes
                         (random start points in the recorded load), then acts and keeps
@@ -145,8 +145,8 @@ type bootstrapArm struct {
 // results.json: its error on the held-back records, the model the agent
 // trained in, and the true model's CPU per request and p99 for comparison.
 type bootstrapFit struct {
-	HeldBack bootstrap.FitError `json:"heldBack"`
-	Fitted   bootstrap.Fitted   `json:"fitted"`
+	HeldBack sim.FitError `json:"heldBack"`
+	Fitted   sim.Fitted   `json:"fitted"`
 	TrueCPU  float64            `json:"trueCPUPerRequest"`
 	TrueP99  float64            `json:"trueIsolatedP99"`
 }
@@ -382,11 +382,11 @@ func bootstrapOne(ctx context.Context, app generator.App, sa sim.App, prof *cali
 // beside the fit.
 func fittedSimulator(prof *calibration.Profile, sa sim.App, truth sim.Model, metrics []gym.Metrics, step time.Duration) (*bootstrapFit, gym.Env, error) {
 	cut := len(metrics) * 4 / 5
-	part, err := bootstrap.Fit(metrics[:cut], sa.Concurrency, step)
+	part, err := sim.Fit(metrics[:cut], sa.Concurrency, step)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fit on the first %d of %d recorded steps: %w", cut, len(metrics), err)
 	}
-	f, err := bootstrap.Fit(metrics, sa.Concurrency, step)
+	f, err := sim.Fit(metrics, sa.Concurrency, step)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fit on the %d recorded steps: %w", len(metrics), err)
 	}

@@ -8,7 +8,8 @@
 // them. Offline trains any agent.Agent on a fixed set of transitions and
 // reports how far its critic's values are from the returns it then earns.
 // An on-policy agent (PPO) cannot learn from another controller's actions;
-// its route is Fit: a simulator of the application (the project's
-// calibrated simulator, workloads/sim) fitted from the metrics the records
-// hold, in which the agent trains before it acts.
+// its route is a simulator of the application fitted from the metrics the
+// records hold (workloads/sim.Fit), in which the agent trains before it
+// acts; it lives beside the simulator so that the agent runner, which
+// imports this package for BCQ, does not depend on the simulator.
 package bootstrap

@@ -53,7 +53,7 @@ type Config struct {
 	Progress func(Episode)
 	// Observe, when set, sees every step's outcome: its episode, its index
 	// within the episode and what the environment reported (the metrics a
-	// simulator is fitted from, controller/bootstrap.Fit).
+	// simulator is fitted from, workloads/sim.Fit).
 	Observe func(episode, step int, info gym.Info)
 }
 

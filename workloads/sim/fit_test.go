@@ -1,4 +1,4 @@
-package bootstrap
+package sim_test
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func TestFitRecoversTheModel(t *testing.T) {
 		app := fitApp(conc)
 		c, steps := recorded(t, prof, app, 400, 7)
 		truth := c.Model(0)
-		f, err := Fit(steps[:300], conc, 30*time.Second)
+		f, err := sim.Fit(steps[:300], conc, 30*time.Second)
 		require.NoError(t, err)
 		assert.InEpsilon(t, truth.CPU, f.Model.CPU, 0.05, "CPU per request")
 		assert.InDelta(t, 0.002, f.IdleCPU, 0.01, "idle cores per pod")
@@ -113,40 +113,40 @@ func TestFitRefusesUnusableRecords(t *testing.T) {
 	require.NoError(t, err)
 	_, steps := recorded(t, prof, fitApp(0), 60, 3)
 
-	_, err = Fit(steps[:5], 0, 30*time.Second)
+	_, err = sim.Fit(steps[:5], 0, 30*time.Second)
 	assert.ErrorContains(t, err, "cpu: ")
 
 	throttled := append([]gym.Metrics(nil), steps...)
 	for i := range throttled {
 		throttled[i].CPUUsage = float64(throttled[i].Replicas) * throttled[i].CPULimit
 	}
-	_, err = Fit(throttled, 0, 30*time.Second)
+	_, err = sim.Fit(throttled, 0, 30*time.Second)
 	assert.ErrorContains(t, err, "below 90 % of the quota")
 
 	full := append([]gym.Metrics(nil), steps...)
 	for i := range full {
 		full[i].MemoryPeak = full[i].MemoryLimit
 	}
-	_, err = Fit(full, 0, 30*time.Second)
+	_, err = sim.Fit(full, 0, 30*time.Second)
 	assert.ErrorContains(t, err, "memory: ")
 
 	late := append([]gym.Metrics(nil), steps...)
 	for i := range late {
 		late[i].DroppedRate = 1
 	}
-	_, err = Fit(late, 0, 30*time.Second)
+	_, err = sim.Fit(late, 0, 30*time.Second)
 	assert.ErrorContains(t, err, "latency: ")
 
 	nan := append([]gym.Metrics(nil), steps...)
 	for i := range nan {
 		nan[i].CPUUsage = math.NaN()
 	}
-	_, err = Fit(nan, 0, 30*time.Second)
+	_, err = sim.Fit(nan, 0, 30*time.Second)
 	assert.ErrorContains(t, err, "cpu: 0 steps")
 
-	_, err = Fit(steps, -1, 30*time.Second)
+	_, err = sim.Fit(steps, -1, 30*time.Second)
 	assert.ErrorContains(t, err, "concurrency")
-	f, err := Fit(steps, 0, 30*time.Second)
+	f, err := sim.Fit(steps, 0, 30*time.Second)
 	require.NoError(t, err)
 	_, err = f.App("x", gym.SLO{}, make([]float64, 10), sim.Allocation{Replicas: 1, CPU: 1, Memory: gym.MiB})
 	assert.ErrorContains(t, err, "no load")

@@ -1,4 +1,4 @@
-package bootstrap
+package sim
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/aware-autoscaler/aware/gym"
-	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
 // Fitted is a per-application simulator model estimated from recorded
@@ -20,12 +19,12 @@ import (
 // simulation of the application before it acts on it (issue 16, §3).
 type Fitted struct {
 	// Model is the application's per-request model, as the simulator uses
-	// it (sim.App.Model).
-	Model sim.Model `json:"model"`
-	// IdleCPU is what a pod burns idle, in cores (sim.WithIdleCPU).
+	// it (App.Model).
+	Model Model `json:"model"`
+	// IdleCPU is what a pod burns idle, in cores (WithIdleCPU).
 	IdleCPU float64 `json:"idleCPU"`
 	// Noise is the relative spread of the measurements around the fitted
-	// CPU model (sim.App.Noise).
+	// CPU model (App.Noise).
 	Noise float64 `json:"noise"`
 	// Concurrency is the server's bound on requests running in a pod
 	// (0: unbounded), as given to Fit.
@@ -54,17 +53,17 @@ const (
 //     working set at its limit;
 //   - the isolated service-time quantiles and spread by minimising the
 //     squared log error of the simulator's own steady-state p50, p95 and
-//     p99 (sim.SteadyState) against the measured ones, over steps that
+//     p99 (SteadyState) against the measured ones, over steps that
 //     kept up with their load (Nelder–Mead);
 //   - disk and network bytes per request as ratios of the totals.
 //
 // A part without enough usable steps is an error naming it.
 func Fit(steps []gym.Metrics, concurrency int, dt time.Duration) (Fitted, error) {
 	if concurrency < 0 {
-		return Fitted{}, fmt.Errorf("bootstrap: fit: concurrency %d must not be negative", concurrency)
+		return Fitted{}, fmt.Errorf("sim: fit: concurrency %d must not be negative", concurrency)
 	}
 	if dt <= 0 {
-		return Fitted{}, fmt.Errorf("bootstrap: fit: step %s must be positive", dt)
+		return Fitted{}, fmt.Errorf("sim: fit: step %s must be positive", dt)
 	}
 	f := Fitted{Concurrency: concurrency}
 	if err := f.fitCPU(steps); err != nil {
@@ -88,7 +87,7 @@ func Fit(steps []gym.Metrics, concurrency int, dt time.Duration) (Fitted, error)
 		f.Model.IOBytes, f.Model.NetBytes = io/done, net/done
 	}
 	if err := f.Model.Validate(); err != nil {
-		return Fitted{}, fmt.Errorf("bootstrap: fit: %w", err)
+		return Fitted{}, fmt.Errorf("sim: fit: %w", err)
 	}
 	return f, nil
 }
@@ -141,7 +140,7 @@ func (f *Fitted) fitCPU(steps []gym.Metrics) error {
 		n++
 	}
 	if n < minCPURows {
-		return fmt.Errorf("bootstrap: fit: cpu: %d steps with traffic, all pods ready and usage below 90 %% of the quota; need at least %d", n, minCPURows)
+		return fmt.Errorf("sim: fit: cpu: %d steps with traffic, all pods ready and usage below 90 %% of the quota; need at least %d", n, minCPURows)
 	}
 	a, b := 0.0, 0.0
 	if det := sxx*spp - sxp*sxp; det > 1e-12*sxx*spp {
@@ -151,7 +150,7 @@ func (f *Fitted) fitCPU(steps []gym.Metrics) error {
 		a, b = sxu/sxx, 0
 	}
 	if !(a > 0) {
-		return fmt.Errorf("bootstrap: fit: cpu: %d steps give no positive CPU per request (%g)", n, a)
+		return fmt.Errorf("sim: fit: cpu: %d steps give no positive CPU per request (%g)", n, a)
 	}
 	f.Model.CPU, f.IdleCPU, f.CPURows = a, b, n
 	var s2 float64
@@ -193,13 +192,13 @@ func (f *Fitted) fitMemory(steps []gym.Metrics) error {
 		}
 		n := inFlight(m)
 		run := math.Min(n, k)
-		y := m.MemoryUsage/float64(m.ReadyReplicas) - sim.RequestBytes*math.Max(n-run, 0)
+		y := m.MemoryUsage/float64(m.ReadyReplicas) - RequestBytes*math.Max(n-run, 0)
 		if y > 0 {
 			rows = append(rows, row{math.Max(run-1, 0), y, 1 / (y * y)})
 		}
 	}
 	if len(rows) < minMemoryRows {
-		return fmt.Errorf("bootstrap: fit: memory: %d steps with all pods ready, no OOM kill and the working set below its limit; need at least %d", len(rows), minMemoryRows)
+		return fmt.Errorf("sim: fit: memory: %d steps with all pods ready, no OOM kill and the working set below its limit; need at least %d", len(rows), minMemoryRows)
 	}
 	var sw, sx, sy, sxx, sxy float64
 	for _, r := range rows {
@@ -215,10 +214,10 @@ func (f *Fitted) fitMemory(steps []gym.Metrics) error {
 	}
 	// A concurrent request holds at least its goroutines and buffers; the
 	// slope is not identified when the pods rarely held more than one.
-	slope = math.Max(slope, sim.RequestBytes)
+	slope = math.Max(slope, RequestBytes)
 	base := (sy - slope*sx) / sw
 	if !(base > 0) {
-		return fmt.Errorf("bootstrap: fit: memory: %d steps give a base working set of %g bytes", len(rows), base)
+		return fmt.Errorf("sim: fit: memory: %d steps give a base working set of %g bytes", len(rows), base)
 	}
 	f.Model.BaseMemory, f.Model.MemoryPerRequest, f.MemoryRows = base, slope, len(rows)
 	return nil
@@ -235,8 +234,8 @@ func latencyRow(m gym.Metrics) bool {
 
 // withQuantiles is m with median service time cpu+wait, p95 excess ex
 // and p99 excess scaled as a normal's, and squared spread cv2: the
-// structure sim.NewModel derives from a calibration profile.
-func withQuantiles(m sim.Model, wait, ex, cv2 float64) sim.Model {
+// structure NewModel derives from a calibration profile.
+func withQuantiles(m Model, wait, ex, cv2 float64) Model {
 	m.Wait = wait
 	m.P50 = m.CPU + wait
 	m.P95 = m.P50 + ex
@@ -247,8 +246,8 @@ func withQuantiles(m sim.Model, wait, ex, cv2 float64) sim.Model {
 
 // steady is what the simulator reports of m's allocation and load under
 // model.
-func (f *Fitted) steady(model sim.Model, m gym.Metrics, dt float64) sim.Steady {
-	return sim.SteadyState(model, sim.Allocation{Replicas: m.ReadyReplicas, CPU: m.CPULimit, Memory: m.MemoryLimit}, m.ProcessedRate, f.Concurrency, dt)
+func (f *Fitted) steady(model Model, m gym.Metrics, dt float64) Steady {
+	return SteadyState(model, Allocation{Replicas: m.ReadyReplicas, CPU: m.CPULimit, Memory: m.MemoryLimit}, m.ProcessedRate, f.Concurrency, dt)
 }
 
 func (f *Fitted) fitLatency(steps []gym.Metrics, dt float64) error {
@@ -262,7 +261,7 @@ func (f *Fitted) fitLatency(steps []gym.Metrics, dt float64) error {
 		}
 	}
 	if len(rows) < minLatencyRows {
-		return fmt.Errorf("bootstrap: fit: latency: %d steps with all pods ready that kept up with their load and measured every quantile; need at least %d", len(rows), minLatencyRows)
+		return fmt.Errorf("sim: fit: latency: %d steps with all pods ready that kept up with their load and measured every quantile; need at least %d", len(rows), minLatencyRows)
 	}
 	// The penalty of a step the model says cannot keep up: as if the
 	// prediction were e^4 ≈ 55 times off at every quantile.
@@ -292,11 +291,11 @@ func (f *Fitted) fitLatency(steps []gym.Metrics, dt float64) error {
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0, &optimize.Settings{FuncEvaluations: 3000}, &optimize.NelderMead{})
 	if err != nil && res == nil {
-		return fmt.Errorf("bootstrap: fit: latency: %w", err)
+		return fmt.Errorf("sim: fit: latency: %w", err)
 	}
 	x := res.X
 	if math.IsNaN(res.F) || math.IsInf(res.F, 0) {
-		return errors.New("bootstrap: fit: latency: the squared log error is not finite at the optimum")
+		return errors.New("sim: fit: latency: the squared log error is not finite at the optimum")
 	}
 	f.Model = withQuantiles(f.Model, math.Exp(x[0]), math.Exp(x[1]), math.Exp(x[2]))
 	f.LatencyRows = len(rows)
@@ -357,31 +356,31 @@ func median(xs []float64) float64 {
 // App is the simulated application f stands for: load replaying arrivals
 // (requests/s per step, in order, wrapping around), starting at initial,
 // judged by slo.
-func (f Fitted) App(name string, slo gym.SLO, arrivals []float64, initial sim.Allocation) (sim.App, error) {
+func (f Fitted) App(name string, slo gym.SLO, arrivals []float64, initial Allocation) (App, error) {
 	mean := 0.0
 	for i, a := range arrivals {
 		if !(a >= 0) || math.IsInf(a, 1) {
-			return sim.App{}, fmt.Errorf("bootstrap: fitted app %s: arrival rate %g at step %d is not a finite rate", name, a, i)
+			return App{}, fmt.Errorf("sim: fitted app %s: arrival rate %g at step %d is not a finite rate", name, a, i)
 		}
 		mean += a / float64(len(arrivals))
 	}
 	if !(mean > 0) {
-		return sim.App{}, fmt.Errorf("bootstrap: fitted app %s: the %d recorded steps had no load", name, len(arrivals))
+		return App{}, fmt.Errorf("sim: fitted app %s: the %d recorded steps had no load", name, len(arrivals))
 	}
 	shape := make([]float64, len(arrivals))
 	for i, a := range arrivals {
 		shape[i] = a / mean
 	}
 	model := f.Model
-	a := sim.App{
+	a := App{
 		Name: name, Speed: 1, Noise: f.Noise, SLO: slo, Concurrency: f.Concurrency,
-		Load: sim.Load{Shape: shape, Scale: mean}, Initial: initial, Model: &model,
+		Load: Load{Shape: shape, Scale: mean}, Initial: initial, Model: &model,
 	}
 	if err := a.Validate(); err != nil {
-		return sim.App{}, fmt.Errorf("bootstrap: %w", err)
+		return App{}, fmt.Errorf("sim: fitted app: %w", err)
 	}
 	return a, nil
 }
 
 // Options are the simulator options f's App needs besides the caller's.
-func (f Fitted) Options() []sim.Option { return []sim.Option{sim.WithIdleCPU(f.IdleCPU)} }
+func (f Fitted) Options() []Option { return []Option{WithIdleCPU(f.IdleCPU)} }
