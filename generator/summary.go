@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/internal/quantile"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 )
@@ -223,12 +223,7 @@ func quantiles(x []float64) Quantiles {
 	}
 	s := slices.Clone(x)
 	slices.Sort(s)
-	q := func(p float64) float64 {
-		h := p * float64(len(s)-1)
-		lo := math.Floor(h)
-		hi := math.Min(lo+1, float64(len(s)-1))
-		return s[int(lo)] + (h-lo)*(s[int(hi)]-s[int(lo)])
-	}
+	q := func(p float64) float64 { return quantile.LinearSorted(s, p) }
 	return Quantiles{Min: s[0], P10: q(0.1), P50: q(0.5), P90: q(0.9), Max: s[len(s)-1]}
 }
 

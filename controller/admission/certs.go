@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // Certificate files in a cert directory (controller-runtime's names, and
@@ -151,11 +153,7 @@ func (p certPlan) write(dir string) error {
 		if name == KeyFile || name == CAKeyFile {
 			mode = 0o600
 		}
-		tmp := filepath.Join(dir, "."+name+".tmp")
-		if err := os.WriteFile(tmp, data, mode); err != nil {
-			return fmt.Errorf("webhook certificate: %w", err)
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), data, mode); err != nil {
 			return fmt.Errorf("webhook certificate: %w", err)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"hash/crc32"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // Checkpoint file layout (all integers little endian):
@@ -315,44 +316,16 @@ func (r *reader) u64() uint64 {
 	return 0
 }
 
-// syncFile is replaced in tests to simulate a failing write.
-var syncFile = (*os.File).Sync
-
-// WriteCheckpoint writes c to path atomically: the bytes go to a temporary
-// file in the same directory, which is synced and then renamed over path, so
-// a failure at any point leaves an existing file at path unchanged.
-func WriteCheckpoint(path string, c *Checkpoint) (err error) {
+// WriteCheckpoint writes c to path (mode 0600) atomically
+// (internal/atomicfile): a failure at any point leaves an existing file at
+// path unchanged.
+func WriteCheckpoint(path string, c *Checkpoint) error {
 	data, err := c.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("rl: write checkpoint %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("rl: write checkpoint %s: %w", path, err)
-	}
-	if err = syncFile(f); err != nil {
-		return fmt.Errorf("rl: write checkpoint %s: sync: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("rl: write checkpoint %s: close: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rl: write checkpoint %s: rename: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil { // persist the rename; best effort
-		_ = d.Sync()
-		_ = d.Close()
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("rl: checkpoint: %w", err)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // sumMagic starts a segment summary (format version 2; version 1, which
@@ -92,27 +94,7 @@ func (s *FileStore) writeSummary(id uint32, touched map[epKey]struct{}) error {
 		b = binary.AppendUvarint(b, uint64(e.data.first))
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	path := sumPath(s.dir, id)
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(s.dir)
+	return atomicfile.Write(sumPath(s.dir, id), b, 0o644)
 }
 
 // loadSummary applies the summary of sealed segment id to the index and

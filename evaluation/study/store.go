@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // Store keeps a study's finished cells, one JSON file per cell in
@@ -90,26 +92,11 @@ func readRecord(path string) (record, error) {
 	return rec, nil
 }
 
+// writeAtomic writes a study file so that a crash leaves the old one or
+// the whole new one, never an empty one under the cell's name.
 func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
 		return fmt.Errorf("study: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		// On disk before it is named: a crash leaves the old file or the
-		// whole new one, never an empty one under the cell's name.
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("study: writing %s: %w", path, err)
 	}
 	return nil
 }

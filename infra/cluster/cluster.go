@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aware-autoscaler/aware/infra/localproc"
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // serviceRange holds the cluster IPs of Services: a /16, since a testbed of
@@ -406,11 +407,10 @@ func writeState(dir string, st state) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, "state.json.tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "state.json"), b, 0o644); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(dir, "state.json"))
+	return nil
 }
 
 func freePorts(n int) ([]int, error) {

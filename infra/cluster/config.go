@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // kwokStages are kwok's default node and pod stages plus in-place resize
@@ -42,11 +44,10 @@ contexts:
     user: aware-local
 current-context: aware-local
 `, server, caCert, id.cert, id.key)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(kc), 0o600); err != nil {
+	if err := atomicfile.Write(path, []byte(kc), 0o600); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // writeSchedulerConfig writes a KubeSchedulerConfiguration with a client rate

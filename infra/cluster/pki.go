@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // pki holds the paths of the control plane's keys and certificates, all
@@ -188,13 +190,9 @@ func writeKey(path string, key *ecdsa.PrivateKey) error {
 	return writePEM(path, "EC PRIVATE KEY", der, 0o600)
 }
 
-// writePEM writes one PEM block atomically (temp file and rename).
+// writePEM writes one PEM block atomically.
 func writePEM(path, typ string, der []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode); err != nil {
-		return fmt.Errorf("cluster: pki: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode); err != nil {
 		return fmt.Errorf("cluster: pki: %w", err)
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/aware-autoscaler/aware/infra/localproc"
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // ErrNoBinary is returned by Start when the Prometheus binary cannot be
@@ -205,12 +206,8 @@ func (l *Local) writeConfig() error {
 	if err != nil {
 		return fmt.Errorf("local Prometheus: %w", err)
 	}
-	tmp := l.cfgPath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("local Prometheus: write config: %w", err)
-	}
-	if err := os.Rename(tmp, l.cfgPath); err != nil {
-		return fmt.Errorf("local Prometheus: write config: %w", err)
+	if err := atomicfile.Write(l.cfgPath, b, 0o644); err != nil {
+		return fmt.Errorf("local Prometheus: config: %w", err)
 	}
 	return nil
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/optimize"
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/internal/quantile"
 )
 
 // Fitted is a per-application simulator model estimated from recorded
@@ -338,19 +338,9 @@ func (f Fitted) Error(steps []gym.Metrics, dt time.Duration) FitError {
 		}
 	}
 	return FitError{
-		CPU: median(cpu), Memory: median(mem), LatencyP50: median(p50), LatencyP95: median(p95), LatencyP99: median(p99),
+		CPU: quantile.Median(cpu), Memory: quantile.Median(mem), LatencyP50: quantile.Median(p50), LatencyP95: quantile.Median(p95), LatencyP99: quantile.Median(p99),
 		CPURows: len(cpu), MemoryRows: len(mem), LatencyRows: len(p50),
 	}
-}
-
-// median is the empirical median of xs (sorted in place); NaN when empty.
-// An unstable prediction (+Inf error) sorts last.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(xs)
-	return stat.Quantile(0.5, stat.Empirical, xs, nil)
 }
 
 // App is the simulated application f stands for: load replaying arrivals

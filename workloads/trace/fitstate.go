@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/aware-autoscaler/aware/internal/quantile"
 )
 
 // Burst and outage detection thresholds (see Fit).
@@ -67,12 +69,12 @@ func newFitState(c Series, out []bool, cbar float64, p Params) *fitState {
 		pois = append(pois, 1/(f.level[k]*f.mu[k]))
 	}
 	if len(rs) > 0 {
-		med := median(slices.Clone(rs))
+		med := quantile.Median(rs)
 		for i, v := range rs {
 			rs[i] = math.Abs(v - med)
 		}
-		robust := 1.4826 * median(rs)
-		f.fast = max(0, robust*robust-median(pois))
+		robust := 1.4826 * quantile.Median(rs)
+		f.fast = max(0, robust*robust-quantile.Median(pois))
 	}
 	return f
 }
@@ -339,7 +341,7 @@ func rollingMedian(x []float64, skip []bool, h int) []float64 {
 		if skip[k] {
 			out[k] = math.NaN()
 		} else {
-			out[k] = medianSorted(win)
+			out[k] = quantile.MedianSorted(win)
 		}
 	}
 	return out
@@ -356,27 +358,8 @@ func quantiles(x []float64, n int, scale float64) []float64 {
 	slices.Sort(s)
 	out := make([]float64, n)
 	for i := range out {
-		pos := float64(i) / float64(n-1) * float64(len(s)-1)
-		j := min(int(pos), len(s)-2)
-		v := s[j] + (pos-float64(j))*(s[j+1]-s[j])
+		v := quantile.LinearSorted(s, float64(i)/float64(n-1))
 		out[i] = math.Round(v/scale*1000) / 1000
 	}
 	return out
-}
-
-// median returns the median of x, reordering it.
-func median(x []float64) float64 {
-	slices.Sort(x)
-	return medianSorted(x)
-}
-
-func medianSorted(x []float64) float64 {
-	n := len(x)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return x[n/2]
-	}
-	return (x[n/2-1] + x[n/2]) / 2
 }

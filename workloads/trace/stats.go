@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/aware-autoscaler/aware/internal/quantile"
 )
 
 // Scale summarises a series resampled to one step length. Statistics that
@@ -70,7 +72,7 @@ func DescribeAt(s Series, step time.Duration) Scale {
 		out.CV = math.Sqrt(variance(x, m)) / m
 		sorted := slices.Clone(x)
 		slices.Sort(sorted)
-		out.PeakToMean = quantileSorted(sorted, peakQuantile) / m
+		out.PeakToMean = quantile.LinearSorted(sorted, peakQuantile) / m
 		out.MaxToMean = sorted[len(sorted)-1] / m
 	}
 	out.ACF1 = acf1(x, m)
@@ -79,17 +81,6 @@ func DescribeAt(s Series, step time.Duration) Scale {
 
 // peakQuantile is the quantile PeakToMean uses.
 const peakQuantile = 0.99
-
-// quantileSorted returns the q-quantile of sorted x by linear interpolation
-// between order statistics.
-func quantileSorted(x []float64, q float64) float64 {
-	pos := q * float64(len(x)-1)
-	i := min(int(pos), len(x)-2)
-	if i < 0 {
-		return x[0]
-	}
-	return x[i] + (pos-float64(i))*(x[i+1]-x[i])
-}
 
 func mean(x []float64) float64 {
 	var s float64
