@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aware-autoscaler/aware/generator"
-	"github.com/aware-autoscaler/aware/infra/testbed"
-	"github.com/aware-autoscaler/aware/infra/testbed/image"
+	"github.com/aware-autoscaler/aware/testbed"
+	"github.com/aware-autoscaler/aware/testbed/image"
 )
 
 // newCostCmd prints what the gke target's cluster costs per hour.

@@ -17,9 +17,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
-	"github.com/aware-autoscaler/aware/infra/testbed"
-	"github.com/aware-autoscaler/aware/infra/testbed/manifests"
-	"github.com/aware-autoscaler/aware/infra/testbed/toolchain"
+	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/testbed"
+	"github.com/aware-autoscaler/aware/testbed/manifests"
+	"github.com/aware-autoscaler/aware/testbed/toolchain"
 )
 
 // testbedFlags are the flags shared by the testbed's commands.
@@ -45,7 +46,7 @@ func (fl *testbedFlags) register(f *pflag.FlagSet, withConfig bool) {
 	if !withConfig {
 		return
 	}
-	f.StringVar(&fl.target, "target", string(testbed.TargetLocal), `where: "local" (the Docker-free control plane, started in --dir), "kind" (a kind cluster on the machine's container engine), "kubeconfig" (any cluster) or "gke" (a GKE cluster made by the stack)`)
+	f.StringVar(&fl.target, "target", string(testbed.DefaultConfig().Target), testbed.TargetHelp())
 	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (required with --target kubeconfig)")
 	f.StringVar(&fl.kctx, "context", "", "kubeconfig context (default: its current one)")
 	f.IntVar(&fl.apps, "apps", testbed.PoolSize, "applications of the generated pool to deploy")
@@ -57,7 +58,7 @@ func (fl *testbedFlags) register(f *pflag.FlagSet, withConfig bool) {
 	f.BoolVar(&fl.agents, "agents", true, "run the AWARE agent runner")
 	f.BoolVar(&fl.webhook, "webhook", true, "serve the admission webhook that sizes new pods")
 	f.DurationVar(&fl.step, "step", 15*time.Second, "the controller's step")
-	f.StringVar(&fl.traces, "traces", "../shared/traces", "local target: folder of real traces the twin replays (synthetic shapes when absent)")
+	f.StringVar(&fl.traces, "traces", generator.TracesDir, "local target: the twin's "+generator.TracesHelp)
 	f.StringVar(&fl.updateMode, "update-mode", string(v1alpha1.UpdateModeInPlaceOrRecreate), "the apps' MPAs' update mode (InPlaceOrRecreate falls back to Recreate, with a warning, on clusters before Kubernetes 1.33)")
 	f.StringVar(&fl.source, "source", "", "kind target: the project's source the aware image is built from (default: the module of the working directory)")
 	dk, dg := testbed.DefaultKindConfig(), testbed.DefaultGKEConfig()
@@ -84,10 +85,20 @@ func (fl testbedFlags) config() testbed.Config {
 	return cfg
 }
 
-func (fl testbedFlags) driver(ctx context.Context, out io.Writer) (*testbed.Driver, error) {
-	tools, err := toolchain.Cached(ctx)
+// driver is the testbed driver of the flags, its progress to out. With a
+// buildLog (up, preview) the Pulumi toolchain is built on first use, after
+// a line on buildLog saying what and how long; without (status, down) it
+// must be there.
+func (fl testbedFlags) driver(ctx context.Context, out, buildLog io.Writer) (*testbed.Driver, error) {
+	var tools toolchain.Tools
+	var err error
+	if buildLog != nil {
+		tools, err = toolchain.Ensure(ctx, buildLog)
+	} else {
+		tools, err = toolchain.Cached(ctx)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w; `make setup` builds them", err)
+		return nil, err
 	}
 	aware, err := awareBinary(fl.aware)
 	if err != nil {
@@ -109,8 +120,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "Stand up an AWARE testbed (cluster, Prometheus, InfluxDB, MPA controller, agents, apps) with Pulumi",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Long: `Run as "aware testbed …" (which runs this binary) or directly. Deploys the testbed's Pulumi program (infra/testbed) through the Automation API, with the
-Pulumi CLI and Kubernetes provider that "aware testbed install" builds, a local file backend
+		Long: `Run as "aware testbed …" (which runs this binary) or directly. Deploys the testbed's Pulumi program (testbed/) through the Automation API, with the
+Pulumi CLI and Kubernetes provider built from the module proxy (by up or preview on first use,
+about 9 minutes once, or ahead by "aware testbed install"), a local file backend
 and a passphrase in --dir: no Pulumi account and no downloads. The local target starts the
 project's control plane (kwok nodes) and runs the controller, agent runner, Prometheus,
 InfluxDB and the digital twin as local processes; the kubeconfig target deploys all of them
@@ -122,7 +134,7 @@ as pods on any cluster.`,
 		Short: "Deploy the testbed (again: apply what changed; nothing if nothing did)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr())
+			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -139,10 +151,10 @@ as pods on any cluster.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := fl.config()
-			if cfg.Target == testbed.TargetLocal && cfg.Kubeconfig == "" {
-				return errors.New("preview of the local target needs --kubeconfig of a running control plane (up starts one)")
+			if err := cfg.Previewable(); err != nil {
+				return err
 			}
-			d, err := fl.driver(cmd.Context(), cmd.OutOrStdout())
+			d, err := fl.driver(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -156,7 +168,7 @@ as pods on any cluster.`,
 		Short: "Delete everything up made (the local target's control plane and processes too) and the stack",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr())
+			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr(), nil)
 			if err != nil {
 				return err
 			}
@@ -169,7 +181,7 @@ as pods on any cluster.`,
 		Short: "Print the stack's outputs, the local processes and the MPAs by agent stage",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr())
+			d, err := fl.driver(cmd.Context(), cmd.ErrOrStderr(), nil)
 			if err != nil {
 				return err
 			}

@@ -1,5 +1,5 @@
 // Command aware-testbed stands up, inspects and tears down AWARE testbeds
-// with Pulumi (infra/testbed). It is a binary of its own so that the Pulumi
+// with Pulumi (testbed/). It is a binary of its own so that the Pulumi
 // SDK stays out of the aware binary, which every workload pod and the
 // controller run; "aware testbed up|preview|status|down|render" runs it.
 package main

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aware-autoscaler/aware/infra/testbed/local"
-	"github.com/aware-autoscaler/aware/infra/testbed/toolchain"
+	"github.com/aware-autoscaler/aware/testbed/local"
+	"github.com/aware-autoscaler/aware/testbed/toolchain"
 )
 
 // driverCommands are run by the aware-testbed binary, which carries the
@@ -28,8 +28,9 @@ func newTestbedCmd() *cobra.Command {
 		Short: "Stand up an AWARE testbed (cluster, Prometheus, InfluxDB, MPA controller, agents, apps) with Pulumi",
 		Long: `"aware testbed up|preview|status|down|render|cost|image" run the aware-testbed binary (beside this one,
 or on $PATH; make build builds both), which carries the Pulumi SDK: it stays out of this binary,
-which every workload pod and the controller run. "aware testbed install" builds the Pulumi CLI
-and Kubernetes provider (make setup runs it). See aware-testbed --help and docs/testbed.md.`,
+which every workload pod and the controller run. "up" and "preview" build the Pulumi CLI and
+Kubernetes provider on first use (about 9 minutes once, a line says so); "aware testbed install"
+builds them ahead. See aware-testbed --help and docs/testbed.md.`,
 	}
 	for _, name := range driverCommands {
 		cmd.AddCommand(&cobra.Command{
@@ -80,7 +81,7 @@ func newTestbedInstallCmd() *cobra.Command {
 	var cache string
 	cmd := &cobra.Command{
 		Use:   "install",
-		Short: "Build the pinned Pulumi CLI and Kubernetes provider into the cache if they are not there (ci/setup.sh runs it)",
+		Short: "Build the pinned Pulumi CLI and Kubernetes provider into the cache if they are not there (up and preview do on first use)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cache == "" {
@@ -129,7 +130,7 @@ func newTestbedLocalRunCmd() *cobra.Command {
 	f.DurationVar(&cfg.Step, "step", 15*time.Second, "the controller's step")
 	f.BoolVar(&cfg.Agents, "agents", true, "run the agent runner")
 	f.BoolVar(&cfg.Webhook, "webhook", true, "serve the admission webhook")
-	f.StringVar(&cfg.Traces, "traces", "../shared/traces", "folder of real traces")
+	tracesFlag(f, &cfg.Traces)
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the twin")
 	return cmd
 }
