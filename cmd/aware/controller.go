@@ -47,7 +47,8 @@ func newControllerCmd() *cobra.Command {
 		Use:   "controller",
 		Short: "Run the MultidimPodAutoscaler controller (recommender, updater, admission webhook)",
 		Long: `Runs the MPA controller against the cluster of --kubeconfig (or in-cluster config): once per
---step it observes every MPA's target through Prometheus, recommends (HPA+VPA, or the
+--step it observes every MPA's target through Prometheus, recommends (HPA+VPA, a recommender
+registered in this binary with autoscaler.RegisterRecommender when the MPA names one, or the
 recommendation an external agent wrote), records trajectories (embedded store in --store-dir,
 or InfluxDB with --influx-url, spooled locally while InfluxDB is down), and actuates replicas
 through the scale subresource and resources in place (pods/resize), falling back to a rolling

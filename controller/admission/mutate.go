@@ -15,6 +15,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/target"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;create;update
@@ -103,7 +104,7 @@ func Mutate(m *v1alpha1.MultidimPodAutoscaler, pod *corev1.Pod) (bool, string) {
 		if pol.Container == "" && i > 0 {
 			break
 		}
-		cur := autoscaler.ContainerResources(c.Resources)
+		cur := target.ContainerResources(c.Resources)
 		if want, ok := autoscaler.Recommended(rec, c.Name, cur); ok {
 			want, _ = autoscaler.TargetResources(pol, cur, want, false)
 			if autoscaler.Differs(pol, cur, want) {

@@ -18,9 +18,9 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/manager"
 	"github.com/aware-autoscaler/aware/controller/mpaenv"
+	"github.com/aware-autoscaler/aware/controller/target"
 	"github.com/aware-autoscaler/aware/controller/telemetry"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 )
@@ -124,7 +124,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("agents: %w", err)
 	}
 	defer store.Close()
-	if err := autoscaler.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := target.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
 	ropts := append([]Option{WithLogger(cfg.Log), WithRegisterer(crmetrics.Registry), WithRecorder(mgr.GetEventRecorderFor(FieldOwner)),

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/target"
 )
 
 // scaleTo sets the target's replicas through its scale subresource.
@@ -153,14 +154,14 @@ func infeasible(p *corev1.Pod) bool {
 // patchTemplate sets the container's resources in the target's pod
 // template (spec.template.spec.containers); it reports whether anything
 // changed.
-func (r *Reconciler) patchTemplate(ctx context.Context, target client.Object, pol Policy, container string, res Resources) (bool, error) {
-	gvk, err := r.c.GroupVersionKindFor(target)
+func (r *Reconciler) patchTemplate(ctx context.Context, tgt client.Object, pol Policy, container string, res Resources) (bool, error) {
+	gvk, err := r.c.GroupVersionKindFor(tgt)
 	if err != nil {
 		return false, err
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
-	if err := r.c.Get(ctx, client.ObjectKeyFromObject(target), obj); err != nil {
+	if err := r.c.Get(ctx, client.ObjectKeyFromObject(tgt), obj); err != nil {
 		return false, fmt.Errorf("pod template of %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	containers, found, err := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
@@ -184,7 +185,7 @@ func (r *Reconciler) patchTemplate(ctx context.Context, target client.Object, po
 	if !present {
 		return false, fmt.Errorf("%s %s/%s has no container %q", obj.GetKind(), obj.GetNamespace(), obj.GetName(), container)
 	}
-	if !Differs(pol, ContainerResources(cur), res) {
+	if !Differs(pol, target.ContainerResources(cur), res) {
 		return false, nil
 	}
 	body, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{

@@ -23,7 +23,8 @@ import (
 // +kubebuilder:rbac:groups=autoscaling.aware.dev,resources=multidimpodautoscalercheckpoints,verbs=get;create;update
 
 // WithCheckpoints keeps each MPA's built-in recommender (the VPA's
-// histograms, the HPA's windows and scale events) in a
+// histograms, the HPA's windows and scale events; a registered recommender
+// that is not an *mpa.MPA is not checkpointed) in a
 // MultidimPodAutoscalerCheckpoint written every every steps (0: none), and
 // restores it on the controller's first step of the MPA, read through
 // reader (an uncached reader, so that the controller does not watch every
@@ -34,9 +35,10 @@ func WithCheckpoints(reader client.Reader, every int) Option {
 	return func(c *config) { c.ckptReader, c.ckptEvery = reader, every }
 }
 
-// restoreCheckpoint restores st's new recommender from m's checkpoint when
-// there is one of this MPA (of this generation or an earlier one); what it did is logged and, when
-// a checkpoint was there, recorded as an event.
+// restoreCheckpoint restores st's new built-in recommender from m's
+// checkpoint when there is one of this MPA (of this generation or an
+// earlier one); what it did is logged and, when a checkpoint was there,
+// recorded as an event.
 func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, log *slog.Logger) {
 	var ck v1alpha1.MultidimPodAutoscalerCheckpoint
 	if err := r.readCheckpoint(ctx, m, &ck); err != nil {
@@ -61,7 +63,7 @@ func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.Multidim
 		var state mpa.State
 		if err := json.Unmarshal(s.Recommender.Raw, &state); err != nil {
 			why = fmt.Sprintf("status.recommender: %v", err)
-		} else if err := st.rec.Restore(state); err != nil {
+		} else if err := st.builtin().Restore(state); err != nil {
 			why = err.Error()
 		}
 	}
@@ -71,10 +73,24 @@ func (r *Reconciler) restoreCheckpoint(ctx context.Context, m *v1alpha1.Multidim
 		r.event(m, corev1.EventTypeNormal, "CheckpointIgnored", msg)
 		return
 	}
-	st.ckptSteps, st.stepsBase = st.rec.Steps(), st.rec.Steps()
+	st.ckptSteps, st.stepsBase = st.builtin().Steps(), st.builtin().Steps()
 	msg := fmt.Sprintf("recommender restored from its checkpoint of %s (%d steps)", ck.Status.LastUpdateTime.UTC().Format(time.RFC3339), ck.Status.Steps)
 	log.Info(msg)
 	r.event(m, corev1.EventTypeNormal, "CheckpointRestored", msg)
+}
+
+// checkpointIfDue writes the checkpoint of m's built-in recommender when
+// it is due. Due by the steps this controller took (not the recommender's
+// total): MPAs restored from checkpoints all stand at a multiple of their
+// phase, and would otherwise all write in the same rounds.
+func (r *Reconciler) checkpointIfDue(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, now time.Time, log *slog.Logger) {
+	if b := st.builtin(); b == nil || !r.checkpointDue(m, b.Steps()-st.stepsBase) {
+		return
+	}
+	if err := r.writeCheckpoint(ctx, m, st, now); err != nil {
+		r.cfg.metrics.errors.WithLabelValues("checkpoint").Inc()
+		log.Warn("recommender checkpoint not written", "err", err)
+	}
 }
 
 // checkpointDue says whether m's recommender is to be written at this
@@ -110,7 +126,7 @@ func (r *Reconciler) FlushCheckpoints(ctx context.Context) (int, error) {
 	var items []item
 	r.mu.Lock()
 	for uid, st := range r.state {
-		if st.rec == nil || st.rec.Steps() <= st.ckptSteps {
+		if b := st.builtin(); b == nil || b.Steps() <= st.ckptSteps {
 			continue
 		}
 		n := r.names[uid]
@@ -155,10 +171,10 @@ func (r *Reconciler) FlushCheckpoints(ctx context.Context) (int, error) {
 	return written, errors.Join(errs...)
 }
 
-// writeCheckpoint writes st's recommender to m's checkpoint, creating it
+// writeCheckpoint writes st's built-in recommender to m's checkpoint, creating it
 // (owned by m) the first time.
 func (r *Reconciler) writeCheckpoint(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, st *mpaState, now time.Time) error {
-	state := st.rec.State()
+	state := st.builtin().State()
 	raw, err := json.Marshal(state)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)

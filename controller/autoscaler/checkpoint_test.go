@@ -71,12 +71,12 @@ func TestCheckpointRestoresTheRecommender(t *testing.T) {
 	assert.Equal(t, int64(1), ck.Status.ObservedGeneration)
 	var saved mpa.State
 	require.NoError(t, json.Unmarshal(ck.Status.Recommender.Raw, &saved))
-	assert.Equal(t, w.r.state["uid-1"].rec.State(), saved, "the checkpoint holds the recommender as it is")
+	assert.Equal(t, w.r.state["uid-1"].builtin().State(), saved, "the checkpoint holds the recommender as it is")
 
 	events0 := w.restart(t, WithCheckpoints(nil, 1))
 	w.step(t)
 	assert.Contains(t, events(events0), "Normal CheckpointRestored recommender restored from its checkpoint of 2026-01-01T00:00:45Z (3 steps)")
-	got := w.r.state["uid-1"].rec.State()
+	got := w.r.state["uid-1"].builtin().State()
 	assert.Equal(t, int64(4), got.VPA.Calls, "the restored recommender's history goes on")
 	assert.Equal(t, saved.HPA.Records[0], got.HPA.Records[0], "the HPA's window from before the restart")
 	assert.Equal(t, int64(4), w.checkpoint(t).Status.Steps, "and is written again")
@@ -84,7 +84,7 @@ func TestCheckpointRestoresTheRecommender(t *testing.T) {
 	// Without checkpoints a restarted controller starts afresh.
 	w.restart(t)
 	w.step(t)
-	assert.Equal(t, int64(1), w.r.state["uid-1"].rec.Steps())
+	assert.Equal(t, int64(1), w.r.state["uid-1"].builtin().Steps())
 
 	for _, tt := range []struct {
 		name string
@@ -106,7 +106,7 @@ func TestCheckpointRestoresTheRecommender(t *testing.T) {
 			ev := w.restart(t, WithCheckpoints(nil, 1))
 			w.step(t)
 			assert.Contains(t, events(ev), tt.want)
-			assert.Equal(t, int64(1), w.r.state["uid-1"].rec.Steps(), "afresh")
+			assert.Equal(t, int64(1), w.r.state["uid-1"].builtin().Steps(), "afresh")
 			after := w.checkpoint(t)
 			assert.Equal(t, types.UID("uid-1"), after.Spec.MPAUID, "overwritten by this MPA's")
 			assert.Equal(t, int64(1), after.Status.ObservedGeneration)
@@ -182,7 +182,7 @@ func TestSpecChangeKeepsWhatTheRecommenderLearnt(t *testing.T) {
 	for range 4 {
 		w.step(t)
 	}
-	before := w.r.state["uid-1"].rec.State()
+	before := w.r.state["uid-1"].builtin().State()
 	require.Equal(t, int64(4), before.VPA.Calls)
 	require.Equal(t, int64(1), w.checkpoint(t).Status.ObservedGeneration)
 
@@ -191,7 +191,7 @@ func TestSpecChangeKeepsWhatTheRecommenderLearnt(t *testing.T) {
 	m.Generation = 2 // the API server's doing; the fake's Update keeps it as given
 	require.NoError(t, w.c.Update(context.Background(), m))
 	w.step(t)
-	got := w.r.state["uid-1"].rec.State()
+	got := w.r.state["uid-1"].builtin().State()
 	assert.Equal(t, int64(5), got.VPA.Calls, "the history goes on across the spec change")
 	assert.Greater(t, got.VPA.CPU.Total, before.VPA.CPU.Total, "the CPU histogram keeps its samples and adds one")
 	assert.Equal(t, before.HPA.Records[0], got.HPA.Records[0], "the HPA's window from before the change")
@@ -208,7 +208,7 @@ func TestSpecChangeKeepsWhatTheRecommenderLearnt(t *testing.T) {
 	w.step(t)
 	assert.Contains(t, events(ev), fmt.Sprintf("Normal CheckpointRestored recommender restored from its checkpoint of %s (%d steps)",
 		ck.Status.LastUpdateTime.UTC().Format(time.RFC3339), ck.Status.Steps))
-	assert.Equal(t, ck.Status.Steps+1, w.r.state["uid-1"].rec.State().VPA.Calls)
+	assert.Equal(t, ck.Status.Steps+1, w.r.state["uid-1"].builtin().State().VPA.Calls)
 }
 
 // TestFlushCheckpointsOnShutdown: a controller stopping writes the
@@ -238,7 +238,7 @@ func TestFlushCheckpointsOnShutdown(t *testing.T) {
 	ev := w.restart(t, WithCheckpoints(nil, 1000))
 	w.step(t)
 	assert.Contains(t, events(ev), "Normal CheckpointRestored recommender restored from its checkpoint of 2026-01-01T00:00:45Z (3 steps)")
-	assert.Equal(t, int64(4), w.r.state["uid-1"].rec.Steps())
+	assert.Equal(t, int64(4), w.r.state["uid-1"].builtin().Steps())
 
 	// A cancelled flush says what it did not write.
 	w.step(t)

@@ -1,6 +1,11 @@
 package autoscaler
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the controller's own Prometheus metrics.
 type Metrics struct {
@@ -77,4 +82,44 @@ func (m *Metrics) forget(namespace, name string) {
 	for _, v := range []*prometheus.GaugeVec{m.reward, m.episodeReward, m.stage} {
 		v.DeletePartialMatch(l)
 	}
+}
+
+// roundTracker measures rounds: from a round's start (a multiple of the
+// step) until its last MPA step finished, and how many steps it had,
+// reported when the next round's first step finishes.
+type roundTracker struct {
+	mu             sync.Mutex
+	round, last    time.Time
+	steps, written int
+}
+
+func (t *roundTracker) stepped(round, end time.Time, wrote bool, m *Metrics) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case round.After(t.round):
+		if !t.round.IsZero() {
+			d := t.last.Sub(t.round).Seconds()
+			m.round.Observe(d)
+			m.lastRound.WithLabelValues("start").Set(float64(t.round.UnixNano()) / 1e9)
+			m.lastRound.WithLabelValues("seconds").Set(d)
+			m.lastRound.WithLabelValues("steps").Set(float64(t.steps))
+			m.lastRound.WithLabelValues("written").Set(float64(t.written))
+		}
+		t.round, t.last, t.steps, t.written = round, end, 0, 0
+		fallthrough
+	case round.Equal(t.round):
+		t.last = maxTime(t.last, end)
+		t.steps++
+		if wrote {
+			t.written++
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

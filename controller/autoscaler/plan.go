@@ -8,45 +8,21 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/recommender"
+	"github.com/aware-autoscaler/aware/controller/target"
 )
 
 // Resources are one container's CPU (cores) and memory (bytes) limits; a
-// zero field is unset.
-type Resources struct {
-	CPU, Memory float64
-}
+// zero field is unset. They are read from pods in package target, where
+// the type lives.
+type Resources = target.Resources
 
-// amount is a quantity as a float: cores for CPU (whole millicores),
-// bytes otherwise.
-func amount(n corev1.ResourceName, q resource.Quantity) float64 {
-	if n == corev1.ResourceCPU {
-		return float64(q.MilliValue()) / 1000
-	}
-	return float64(q.Value())
-}
-
-// quantity is amount's inverse, rounded to whole millicores or bytes.
+// quantity is target.Amount's inverse, rounded to whole millicores or
+// bytes.
 func quantity(n corev1.ResourceName, v float64) resource.Quantity {
 	if n == corev1.ResourceCPU {
 		return *resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI)
 	}
 	return *resource.NewQuantity(int64(math.Round(v)), resource.BinarySI)
-}
-
-// ContainerResources reads the limits of a container (the requests when a
-// limit is unset).
-func ContainerResources(r corev1.ResourceRequirements) Resources {
-	get := func(n corev1.ResourceName) float64 {
-		q, ok := r.Limits[n]
-		if !ok {
-			q, ok = r.Requests[n]
-		}
-		if !ok {
-			return 0
-		}
-		return amount(n, q)
-	}
-	return Resources{CPU: get(corev1.ResourceCPU), Memory: get(corev1.ResourceMemory)}
 }
 
 // Recommended reads the target of container from a recommendation (its
@@ -73,10 +49,10 @@ func Recommended(rec *v1alpha1.RecommendedPodResources, container string, cur Re
 	}
 	out := cur
 	if q, ok := c.Target[corev1.ResourceCPU]; ok {
-		out.CPU = amount(corev1.ResourceCPU, q)
+		out.CPU = target.Amount(corev1.ResourceCPU, q)
 	}
 	if q, ok := c.Target[corev1.ResourceMemory]; ok {
-		out.Memory = amount(corev1.ResourceMemory, q)
+		out.Memory = target.Amount(corev1.ResourceMemory, q)
 	}
 	return out, true
 }
@@ -120,7 +96,7 @@ func TargetResources(p Policy, current, recommended Resources, agent bool) (Reso
 	if agent && p.Agent != nil {
 		a := p.Agent.Actions
 		if a.MaxCPUChange != nil && current.CPU > 0 {
-			d := amount(corev1.ResourceCPU, *a.MaxCPUChange)
+			d := target.Amount(corev1.ResourceCPU, *a.MaxCPUChange)
 			out.CPU = min(max(out.CPU, current.CPU-d), current.CPU+d)
 		}
 		if a.MaxMemoryChange != nil && current.Memory > 0 {
@@ -203,12 +179,12 @@ func podsOffTarget(p Policy, pods []corev1.Pod, container string, target Resourc
 	return false
 }
 
-func podOffTarget(p Policy, pod *corev1.Pod, container string, target Resources, agent bool) bool {
-	spec, ok := podResources(pod, container, false)
+func podOffTarget(p Policy, pod *corev1.Pod, container string, want Resources, agent bool) bool {
+	spec, ok := target.SpecResources(pod, container)
 	if !ok {
 		return false
 	}
-	_, resize := Resize(p, spec, target, agent)
+	_, resize := Resize(p, spec, want, agent)
 	return resize
 }
 

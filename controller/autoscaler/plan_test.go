@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/target"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -60,11 +61,11 @@ func TestTargetResources(t *testing.T) {
 		want       Resources
 		wantCapped bool
 	}{
-		{"within", p, Resources{1, 1024 * gym.MiB}, false, Resources{1, 1024 * gym.MiB}, false},
-		{"rounded to millicores and MiB", p, Resources{0.7004, 700.4 * gym.MiB}, false, Resources{0.7, 700 * gym.MiB}, false},
-		{"capped by the policy", p, Resources{4, 100 * gym.MiB}, false, Resources{2.048, 256 * gym.MiB}, true},
-		{"agent step", q, Resources{1, 128 * gym.MiB}, true, Resources{0.628, 384 * gym.MiB}, true},
-		{"uncontrolled cpu kept", memOnly, Resources{1, 1024 * gym.MiB}, false, Resources{0.5, 1024 * gym.MiB}, false},
+		{"within", p, Resources{CPU: 1, Memory: 1024 * gym.MiB}, false, Resources{CPU: 1, Memory: 1024 * gym.MiB}, false},
+		{"rounded to millicores and MiB", p, Resources{CPU: 0.7004, Memory: 700.4 * gym.MiB}, false, Resources{CPU: 0.7, Memory: 700 * gym.MiB}, false},
+		{"capped by the policy", p, Resources{CPU: 4, Memory: 100 * gym.MiB}, false, Resources{CPU: 2.048, Memory: 256 * gym.MiB}, true},
+		{"agent step", q, Resources{CPU: 1, Memory: 128 * gym.MiB}, true, Resources{CPU: 0.628, Memory: 384 * gym.MiB}, true},
+		{"uncontrolled cpu kept", memOnly, Resources{CPU: 1, Memory: 1024 * gym.MiB}, false, Resources{CPU: 0.5, Memory: 1024 * gym.MiB}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,11 +106,11 @@ func TestWithResources(t *testing.T) {
 					assert.Zero(t, v.Cmp(g), "%s: want %s, got %s", k, v.String(), g.String())
 				}
 			}
-			assert.Equal(t, Resources{CPU: 1, Memory: 512 * gym.MiB}, ContainerResources(got))
+			assert.Equal(t, Resources{CPU: 1, Memory: 512 * gym.MiB}, target.ContainerResources(got))
 		})
 	}
-	assert.False(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.5001, 256.2 * gym.MiB}), "rounding noise is no change")
-	assert.True(t, Differs(p, Resources{0.5, 256 * gym.MiB}, Resources{0.501, 256 * gym.MiB}))
+	assert.False(t, Differs(p, Resources{CPU: 0.5, Memory: 256 * gym.MiB}, Resources{CPU: 0.5001, Memory: 256.2 * gym.MiB}), "rounding noise is no change")
+	assert.True(t, Differs(p, Resources{CPU: 0.5, Memory: 256 * gym.MiB}, Resources{CPU: 0.501, Memory: 256 * gym.MiB}))
 }
 
 // TestResizeBuiltIn: the built-in recommender's resizes (Resize without
@@ -127,13 +128,13 @@ func TestResizeBuiltIn(t *testing.T) {
 		want    bool
 	}{
 		{"same", cur, cur, false, false},
-		{"CPU +10 %", cur, Resources{0.55, 512 * gym.MiB}, false, false},
-		{"CPU +12 %", cur, Resources{0.56, 512 * gym.MiB}, false, true},
-		{"memory −9 %", cur, Resources{0.5, 466 * gym.MiB}, false, false},
-		{"memory −20 %", cur, Resources{0.5, 400 * gym.MiB}, false, true},
-		{"memory −20 % but not controlled", cur, Resources{0.5, 400 * gym.MiB}, true, false},
-		{"current below minAllowed", Resources{0.1, 512 * gym.MiB}, Resources{0.128, 512 * gym.MiB}, false, true},
-		{"current above maxAllowed", Resources{0.5, 4096 * gym.MiB}, Resources{0.5, 3900 * gym.MiB}, false, true},
+		{"CPU +10 %", cur, Resources{CPU: 0.55, Memory: 512 * gym.MiB}, false, false},
+		{"CPU +12 %", cur, Resources{CPU: 0.56, Memory: 512 * gym.MiB}, false, true},
+		{"memory −9 %", cur, Resources{CPU: 0.5, Memory: 466 * gym.MiB}, false, false},
+		{"memory −20 %", cur, Resources{CPU: 0.5, Memory: 400 * gym.MiB}, false, true},
+		{"memory −20 % but not controlled", cur, Resources{CPU: 0.5, Memory: 400 * gym.MiB}, true, false},
+		{"current below minAllowed", Resources{CPU: 0.1, Memory: 512 * gym.MiB}, Resources{CPU: 0.128, Memory: 512 * gym.MiB}, false, true},
+		{"current above maxAllowed", Resources{CPU: 0.5, Memory: 4096 * gym.MiB}, Resources{CPU: 0.5, Memory: 3900 * gym.MiB}, false, true},
 		{"no current resources", Resources{}, cur, false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/controller/recommender/hpa"
+	"github.com/aware-autoscaler/aware/controller/target"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -20,7 +21,9 @@ import (
 // recommender and the agent profile.
 type Policy struct {
 	Mode v1alpha1.UpdateMode
-	// Recommender is v1alpha1.DefaultRecommenderName or an external name.
+	// Recommender is the name of spec.recommenders[0]
+	// (v1alpha1.DefaultRecommenderName without one): a recommender the
+	// controller builds (RegisterRecommender) or an external one.
 	Recommender string
 	Bounds      recommender.Bounds
 	// Container is the scaled container ("" = the pod's first container).
@@ -38,8 +41,13 @@ type Policy struct {
 }
 
 // External reports whether an external recommender writes the
-// recommendation.
-func (p Policy) External() bool { return p.Recommender != v1alpha1.DefaultRecommenderName }
+// recommendation: the MPA names a recommender this binary has not
+// registered (RegisterRecommender), such as the AWARE agent runner. The
+// controller builds the registered ones itself.
+func (p Policy) External() bool {
+	_, ok := FindRecommender(p.Recommender)
+	return !ok
+}
 
 // SLO is the agent profile's SLO as the gym package states it.
 func (p Policy) SLO() gym.SLO {
@@ -89,65 +97,13 @@ func PolicyOf(m *v1alpha1.MultidimPodAutoscaler) (Policy, error) {
 	if s.ScaleTargetRef.Name == "" || s.ScaleTargetRef.Kind == "" {
 		errs = append(errs, errors.New("spec.scaleTargetRef: kind and name are required"))
 	}
-
-	p.Bounds = recommender.Bounds{MinReplicas: 1, MaxReplicas: math.MaxInt32,
-		MinCPU: defaultMinCPU, MaxCPU: defaultMaxCPU, MinMemory: defaultMinMemory, MaxMemory: defaultMaxMemory}
-	p.Behavior = hpa.DefaultBehavior()
-	if c := s.Constraints; c != nil {
-		if c.MinReplicas != nil {
-			p.Bounds.MinReplicas = int(*c.MinReplicas)
-		}
-		p.Bounds.MaxReplicas = int(c.MaxReplicas)
-		if c.Behavior != nil {
-			b, err := behavior(c.Behavior)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			p.Behavior = b
-		}
-	} else {
-		errs = append(errs, errors.New("spec.constraints: maxReplicas is required"))
-	}
-
+	errs = append(errs, p.readConstraints(s.Constraints)...)
 	if rp := s.ResourcePolicy; rp != nil {
-		var chosen *v1alpha1.ContainerResourcePolicy
-		for i := range rp.ContainerPolicies {
-			cp := &rp.ContainerPolicies[i]
-			if cp.Mode != nil && *cp.Mode == v1alpha1.ContainerScalingModeOff {
-				continue
-			}
-			if chosen == nil || (chosen.ContainerName == "*" && cp.ContainerName != "*") {
-				chosen = cp
-			}
-		}
-		if chosen == nil {
-			p.ScaleCPU, p.ScaleMemory = false, false
-		} else {
-			if chosen.ContainerName != "*" {
-				p.Container = chosen.ContainerName
-			}
-			if len(chosen.ControlledResources) > 0 {
-				p.ScaleCPU, p.ScaleMemory = false, false
-				for _, r := range chosen.ControlledResources {
-					p.ScaleCPU = p.ScaleCPU || r == corev1.ResourceCPU
-					p.ScaleMemory = p.ScaleMemory || r == corev1.ResourceMemory
-				}
-			}
-			field := fmt.Sprintf("spec.resourcePolicy.containerPolicies[%s]", chosen.ContainerName)
-			setBound(&p.Bounds.MinCPU, chosen.MinAllowed, corev1.ResourceCPU)
-			setBound(&p.Bounds.MaxCPU, chosen.MaxAllowed, corev1.ResourceCPU)
-			setBound(&p.Bounds.MinMemory, chosen.MinAllowed, corev1.ResourceMemory)
-			setBound(&p.Bounds.MaxMemory, chosen.MaxAllowed, corev1.ResourceMemory)
-			if p.Bounds.MinCPU > p.Bounds.MaxCPU || p.Bounds.MinMemory > p.Bounds.MaxMemory {
-				errs = append(errs, fmt.Errorf("%s: minAllowed exceeds maxAllowed (defaults fill the unset side: cpu %g–%g, memory %g–%g)",
-					field, p.Bounds.MinCPU, p.Bounds.MaxCPU, p.Bounds.MinMemory, p.Bounds.MaxMemory))
-			}
-		}
+		errs = append(errs, p.readResourcePolicy(rp)...)
 	}
 	if err := p.Bounds.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("spec.constraints/resourcePolicy: %w", err))
 	}
-
 	if s.Agent != nil {
 		a := s.Agent.DeepCopy()
 		a.Default()
@@ -156,11 +112,86 @@ func PolicyOf(m *v1alpha1.MultidimPodAutoscaler) (Policy, error) {
 		}
 		p.Agent = a
 	}
+	errs = append(errs, p.readCPUTarget(s.Metrics)...)
+	if err := errors.Join(errs...); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
+}
+
+// readConstraints sets the replica bounds and the HPA behaviour from
+// spec.constraints, over the defaults (and the resource bounds' defaults).
+func (p *Policy) readConstraints(c *v1alpha1.ScalingConstraints) []error {
+	var errs []error
+	p.Bounds = recommender.Bounds{MinReplicas: 1, MaxReplicas: math.MaxInt32,
+		MinCPU: defaultMinCPU, MaxCPU: defaultMaxCPU, MinMemory: defaultMinMemory, MaxMemory: defaultMaxMemory}
+	p.Behavior = hpa.DefaultBehavior()
+	if c == nil {
+		return append(errs, errors.New("spec.constraints: maxReplicas is required"))
+	}
+	if c.MinReplicas != nil {
+		p.Bounds.MinReplicas = int(*c.MinReplicas)
+	}
+	p.Bounds.MaxReplicas = int(c.MaxReplicas)
+	if c.Behavior != nil {
+		b, err := behavior(c.Behavior)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		p.Behavior = b
+	}
+	return errs
+}
+
+// readResourcePolicy sets the scaled container, the controlled resources
+// and the resource bounds from the container policy that applies: the
+// first named one that is not Off, else "*".
+func (p *Policy) readResourcePolicy(rp *v1alpha1.PodResourcePolicy) []error {
+	var chosen *v1alpha1.ContainerResourcePolicy
+	for i := range rp.ContainerPolicies {
+		cp := &rp.ContainerPolicies[i]
+		if cp.Mode != nil && *cp.Mode == v1alpha1.ContainerScalingModeOff {
+			continue
+		}
+		if chosen == nil || (chosen.ContainerName == "*" && cp.ContainerName != "*") {
+			chosen = cp
+		}
+	}
+	if chosen == nil {
+		p.ScaleCPU, p.ScaleMemory = false, false
+		return nil
+	}
+	if chosen.ContainerName != "*" {
+		p.Container = chosen.ContainerName
+	}
+	if len(chosen.ControlledResources) > 0 {
+		p.ScaleCPU, p.ScaleMemory = false, false
+		for _, r := range chosen.ControlledResources {
+			p.ScaleCPU = p.ScaleCPU || r == corev1.ResourceCPU
+			p.ScaleMemory = p.ScaleMemory || r == corev1.ResourceMemory
+		}
+	}
+	field := fmt.Sprintf("spec.resourcePolicy.containerPolicies[%s]", chosen.ContainerName)
+	setBound(&p.Bounds.MinCPU, chosen.MinAllowed, corev1.ResourceCPU)
+	setBound(&p.Bounds.MaxCPU, chosen.MaxAllowed, corev1.ResourceCPU)
+	setBound(&p.Bounds.MinMemory, chosen.MinAllowed, corev1.ResourceMemory)
+	setBound(&p.Bounds.MaxMemory, chosen.MaxAllowed, corev1.ResourceMemory)
+	if p.Bounds.MinCPU > p.Bounds.MaxCPU || p.Bounds.MinMemory > p.Bounds.MaxMemory {
+		return []error{fmt.Errorf("%s: minAllowed exceeds maxAllowed (defaults fill the unset side: cpu %g–%g, memory %g–%g)",
+			field, p.Bounds.MinCPU, p.Bounds.MaxCPU, p.Bounds.MinMemory, p.Bounds.MaxMemory)}
+	}
+	return nil
+}
+
+// readCPUTarget sets the HPA's CPU utilisation target: spec.metrics' cpu
+// metric, else the agent profile's, else the default.
+func (p *Policy) readCPUTarget(metrics []autoscalingv2.MetricSpec) []error {
+	var errs []error
 	p.CPUTarget = v1alpha1.DefaultCPUTarget
 	if p.Agent != nil {
 		p.CPUTarget = p.Agent.Targets.CPU
 	}
-	for i, ms := range s.Metrics {
+	for i, ms := range metrics {
 		if ms.Type == autoscalingv2.ResourceMetricSourceType && ms.Resource != nil && ms.Resource.Name == corev1.ResourceCPU {
 			t := ms.Resource.Target
 			if t.Type != autoscalingv2.UtilizationMetricType || t.AverageUtilization == nil {
@@ -174,15 +205,12 @@ func PolicyOf(m *v1alpha1.MultidimPodAutoscaler) (Policy, error) {
 			p.CPUTarget = float64(*t.AverageUtilization) / 100
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Policy{}, err
-	}
-	return p, nil
+	return errs
 }
 
 func setBound(dst *float64, l corev1.ResourceList, r corev1.ResourceName) {
 	if q, ok := l[r]; ok {
-		*dst = amount(r, q)
+		*dst = target.Amount(r, q)
 	}
 }
 

@@ -56,5 +56,5 @@ func TestShardStepsOnlyOwnedMPAs(t *testing.T) {
 	require.Contains(t, w.r.state, types.UID("uid-1"))
 	assert.Contains(t, events(rec), "Normal CheckpointRestored recommender restored from its checkpoint of 2026-01-01T00:00:45Z (3 steps)",
 		"taken back, the recommender is the checkpoint's (the replica that drove it in between writes it)")
-	assert.Equal(t, int64(4), w.r.state["uid-1"].rec.Steps())
+	assert.Equal(t, int64(4), w.r.state["uid-1"].builtin().Steps())
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/target"
 )
 
 // plan is one step's decision, for the updater.
@@ -119,7 +120,7 @@ func (r *Reconciler) actuate(ctx context.Context, p *plan) {
 	r.cfg.metrics.actuationDelay.Observe(r.cfg.now().Sub(p.decided).Seconds())
 	var out outcome
 	defer func() { p.st.add(out) }()
-	target, scale, err := GetScale(ctx, r.c, m)
+	obj, scale, err := target.GetScale(ctx, r.c, m)
 	if err != nil {
 		r.cfg.metrics.errors.WithLabelValues("scale").Inc()
 		out.set(gen, v1alpha1.ConditionAbleToScale, false, "FailedGetScale", err.Error())
@@ -127,7 +128,7 @@ func (r *Reconciler) actuate(ctx context.Context, p *plan) {
 		return
 	}
 	if p.desired != scale.Spec.Replicas {
-		if err := r.scaleTo(ctx, target, scale, p.desired); err != nil {
+		if err := r.scaleTo(ctx, obj, scale, p.desired); err != nil {
 			r.cfg.metrics.errors.WithLabelValues("scale").Inc()
 			out.set(gen, v1alpha1.ConditionAbleToScale, false, "FailedUpdateScale", err.Error())
 			log.Warn("replicas not applied", "err", err)
@@ -140,13 +141,13 @@ func (r *Reconciler) actuate(ctx context.Context, p *plan) {
 	if !p.resize {
 		return
 	}
-	pods, err := TargetPods(ctx, r.c, m.Namespace, scale.Status.Selector, r.cfg.podIndex)
+	pods, err := target.Pods(ctx, r.c, m.Namespace, scale.Status.Selector, r.cfg.podIndex)
 	if err != nil {
 		out.set(gen, v1alpha1.ConditionAbleToScale, false, "FailedListPods", err.Error())
 		log.Warn("resources not applied", "err", err)
 		return
 	}
-	if err := r.applyResources(ctx, m, p.pol, target, pods, p.container, p.res, p.agent, &out, log); err != nil {
+	if err := r.applyResources(ctx, m, p.pol, obj, pods, p.container, p.res, p.agent, &out, log); err != nil {
 		log.Warn("resources not applied", "err", err)
 	}
 }

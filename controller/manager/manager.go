@@ -31,6 +31,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
+	"github.com/aware-autoscaler/aware/controller/target"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update;delete
@@ -217,7 +218,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
-	if err := autoscaler.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := target.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
 	recOpts := []autoscaler.Option{autoscaler.WithPodIndex()}

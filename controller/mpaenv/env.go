@@ -16,6 +16,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	scaletarget "github.com/aware-autoscaler/aware/controller/target"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -70,7 +71,7 @@ func WithSettle(d time.Duration) Option { return func(c *config) { c.settle = d 
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithPodIndex says the client reads pods from a cache indexed by
-// autoscaler.IndexPods (see autoscaler.TargetPods).
+// scaletarget.IndexPods (see scaletarget.Pods).
 func WithPodIndex() Option { return func(c *config) { c.podIndex = true } }
 
 // Env is one MPA's target as a gym.Env. Its methods are not safe for
@@ -305,7 +306,7 @@ func (e *Env) read(ctx context.Context) (*v1alpha1.MultidimPodAutoscaler, autosc
 }
 
 func (e *Env) target(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol autoscaler.Policy) (target, error) {
-	_, scale, err := autoscaler.GetScale(ctx, e.c, m)
+	_, scale, err := scaletarget.GetScale(ctx, e.c, m)
 	if err != nil {
 		return target{}, fmt.Errorf("mpaenv: MPA %s: %w", e.key, err)
 	}
@@ -313,15 +314,15 @@ func (e *Env) target(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol
 	// while it waits for an actuation): the cache's own objects, not
 	// copies (with 1000 agents acting, deep copies of pods were a fifth
 	// of the agent runner's CPU and most of its garbage).
-	pods, err := autoscaler.TargetPods(ctx, e.c, m.Namespace, scale.Status.Selector, e.cfg.podIndex, client.UnsafeDisableDeepCopy)
+	pods, err := scaletarget.Pods(ctx, e.c, m.Namespace, scale.Status.Selector, e.cfg.podIndex, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return target{}, fmt.Errorf("mpaenv: MPA %s: %w", e.key, err)
 	}
-	t := target{replicas: scale.Spec.Replicas, pods: pods, container: autoscaler.ScaledContainer(pol, pods)}
+	t := target{replicas: scale.Spec.Replicas, pods: pods, container: scaletarget.ScaledContainer(pol.Container, pods)}
 	if t.container == "" {
 		return target{}, fmt.Errorf("mpaenv: MPA %s: the target has no pods and spec.resourcePolicy names no container; nothing to size", e.key)
 	}
-	t.cur = autoscaler.MeanResources(pods, t.container)
+	t.cur = scaletarget.MeanResources(pods, t.container)
 	return t, nil
 }
 
@@ -394,13 +395,13 @@ func actuationPending(pol autoscaler.Policy, t target, replicas int32, res autos
 	for i := range t.pods {
 		p := &t.pods[i]
 		if !podReady(p) {
-			if _, ok := autoscaler.Unschedulable(p); ok {
+			if _, ok := scaletarget.Unschedulable(p); ok {
 				unschedulable++
 			}
 			continue
 		}
 		ready++
-		cur, ok := autoscaler.AppliedResources(p, t.container)
+		cur, ok := scaletarget.AppliedResources(p, t.container)
 		if !ok {
 			return fmt.Sprintf("pod %s has no container %q", p.Name, t.container)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/mpaenv"
+	scaletarget "github.com/aware-autoscaler/aware/controller/target"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
@@ -155,8 +156,8 @@ func (w *world) run(ctx context.Context) {
 			require.NoError(w.t, err)
 			var pods corev1.PodList
 			require.NoError(w.t, w.c.List(ctx, &pods, client.InNamespace("ns")))
-			target := autoscaler.ContainerResources(corev1.ResourceRequirements{Limits: rec.ContainerRecommendations[0].Target})
-			applied, _ := autoscaler.Resize(pol, autoscaler.MeanResources(pods.Items, "workload"), target, true)
+			target := scaletarget.ContainerResources(corev1.ResourceRequirements{Limits: rec.ContainerRecommendations[0].Target})
+			applied, _ := autoscaler.Resize(pol, scaletarget.MeanResources(pods.Items, "workload"), target, true)
 			w.actuate(ctx, *rec.Replicas, autoscaler.ResourceList(applied))
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
-	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/target"
 )
 
 // badKinds are the ways one pod's metrics go bad in the metrics fault, one
@@ -128,11 +128,11 @@ func (l *lab) firstPod(ctx context.Context, mpa string) (string, error) {
 	if err := l.admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &m); err != nil {
 		return "", err
 	}
-	_, scale, err := autoscaler.GetScale(ctx, l.admin, &m)
+	_, scale, err := target.GetScale(ctx, l.admin, &m)
 	if err != nil {
 		return "", err
 	}
-	pods, err := autoscaler.TargetPods(ctx, l.admin, ns, scale.Status.Selector, false)
+	pods, err := target.Pods(ctx, l.admin, ns, scale.Status.Selector, false)
 	if err != nil {
 		return "", err
 	}

@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/deploy"
 	"github.com/aware-autoscaler/aware/controller/manager"
+	"github.com/aware-autoscaler/aware/controller/target"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/infra/cluster"
 )
@@ -163,7 +163,7 @@ func podStates(ctx context.Context, c client.Client, ns string) (pods, error) {
 			}
 		case corev1.PodPending:
 			ps.pending++
-			if why, ok := autoscaler.Unschedulable(&p); ok {
+			if why, ok := target.Unschedulable(&p); ok {
 				ps.unschedulable++
 				ps.why = why
 			}

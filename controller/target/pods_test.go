@@ -1,4 +1,4 @@
-package autoscaler
+package target
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
-// TestTargetPods: the indexed lookup finds the same pods as the scan, for
+// TestPods: the indexed lookup finds the same pods as the scan, for
 // selectors with and without an exact label, and really uses the index (a
 // client without it refuses the indexed lookup).
-func TestTargetPods(t *testing.T) {
+func TestPods(t *testing.T) {
 	s := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(s))
 	pod := func(name string, labels map[string]string, phase corev1.PodPhase, deleting bool) client.Object {
@@ -59,7 +59,7 @@ func TestTargetPods(t *testing.T) {
 				r       client.Reader
 				indexed bool
 			}{{"scan", plain, false}, {"index", indexed, true}} {
-				pods, err := TargetPods(ctx, c.r, "ns", tt.selector, c.indexed)
+				pods, err := Pods(ctx, c.r, "ns", tt.selector, c.indexed)
 				require.NoError(t, err, c.name)
 				var got []string
 				for _, p := range pods {
@@ -67,7 +67,7 @@ func TestTargetPods(t *testing.T) {
 				}
 				assert.ElementsMatch(t, tt.want, got, c.name)
 			}
-			_, err := TargetPods(ctx, plain, "ns", tt.selector, true)
+			_, err := Pods(ctx, plain, "ns", tt.selector, true)
 			if tt.exact {
 				assert.Error(t, err, "an exact label is looked up in the index")
 			} else {
@@ -75,8 +75,8 @@ func TestTargetPods(t *testing.T) {
 			}
 		})
 	}
-	_, err := TargetPods(ctx, indexed, "ns", "", true)
+	_, err := Pods(ctx, indexed, "ns", "", true)
 	assert.ErrorContains(t, err, "selects every pod")
-	_, err = TargetPods(ctx, indexed, "ns", "app in (", true)
+	_, err = Pods(ctx, indexed, "ns", "app in (", true)
 	assert.ErrorContains(t, err, `target selector "app in ("`)
 }
