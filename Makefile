@@ -1,4 +1,6 @@
 # AWARE-Go. `make help` lists the targets.
+# Each target installs what it uses (ci/setup.sh PART..., idempotent): `make run`
+# needs only Go; `make test` installs everything the tests need (ci/setup.sh all).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -20,28 +22,31 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: ## Install what builds and tests need (apt packages, pinned Go tools); idempotent.
-	@bash ci/setup.sh
+setup: ## Install everything any target needs (apt packages, pinned Go tools, control plane, Pulumi toolchain; about 45 minutes once on 2 cores); idempotent.
+	@bash ci/setup.sh all
 
 .PHONY: build
-build: ## Build the aware CLI and the testbed driver into .bin/aware and .bin/aware-testbed.
-	$(GO) build -trimpath -buildvcs=auto -o $(AWARE) ./cmd/aware
+build: build-aware ## Build the aware CLI and the testbed driver into .bin/aware and .bin/aware-testbed.
 	$(GO) build -trimpath -o $(BIN)/aware-testbed ./cmd/aware-testbed
 
+.PHONY: build-aware
+build-aware: ## Build the aware CLI alone into .bin/aware: all that run and the targets below use (aware testbed also needs the driver: make build).
+	$(GO) build -trimpath -buildvcs=auto -o $(AWARE) ./cmd/aware
+
 .PHONY: run
-run: setup build ## Main job on the embedded default: the four quick studies on the simulator (out/index.md, under 10 minutes).
+run: build-aware ## Main job on the embedded default: the four quick studies on the simulator (out/index.md, under 10 minutes).
 	$(AWARE) study --quick --out out
 
 .PHONY: baselines
-baselines: setup build ## Generate 1000 apps (HPA targets tuned per app) and run static/HPA/VPA/HPA+VPA on the simulator for a day.
+baselines: build-aware ## Generate 1000 apps (HPA targets tuned per app) and run static/HPA/VPA/HPA+VPA on the simulator for a day.
 	$(AWARE) run --out out/run
 
 .PHONY: studies-full
-studies-full: setup build ## The four studies at the paper's scale (expected wall time printed first; shard with aware study --shard).
+studies-full: build-aware ## The four studies at the paper's scale (expected wall time printed first; shard with aware study --shard).
 	$(AWARE) study --full --out out/full
 
 .PHONY: test
-test: setup ## Install what is needed, then lint and run unit and integration tests (race detector on).
+test: setup ## Install everything the tests need (make setup), then lint and run unit and integration tests (race detector on).
 	$(MAKE) lint
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 40m $(PKGS)
 # The RL library again without its AVX-512 kernels, as on other processors.
@@ -50,7 +55,9 @@ test: setup ## Install what is needed, then lint and run unit and integration te
 	$(MAKE) fuzz FUZZTIME=4s
 
 .PHONY: faults
-faults: setup build ## Fault-injection suite on the local control plane (100 MPAs, eight faults, about 15 minutes); writes its table into docs/reliability.md.
+faults: build-aware ## Fault-injection suite on the local control plane (100 MPAs, eight faults, about 15 minutes); writes its table into docs/reliability.md.
+	@bash ci/setup.sh prometheus influxdb
+	$(AWARE) cluster install
 	$(AWARE) faults --doc docs/reliability.md --check
 
 .PHONY: fuzz
@@ -63,30 +70,33 @@ fuzz: ## Run every fuzz target (each func Fuzz… of a _test.go file) for FUZZTI
 	done
 
 .PHONY: bench
-bench: setup build ## Print the per-segment, load-generator and simulator benchmark tables.
+bench: build-aware ## Print the per-segment, load-generator and simulator benchmark tables.
+	@bash ci/setup.sh postgresql versitygw
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./workloads/segments/
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./workloads/sim/ ./controller/recommender/... ./controller/rl/... ./controller/meta/
 	$(AWARE) loadgen bench
 	$(AWARE) bench rl
 
 .PHONY: compare
-compare: setup build ## Train DDPG, PPO and PPO-continuous on 10 test-split apps; table against HPA+VPA (about 10 minutes).
+compare: build-aware ## Train DDPG, PPO and PPO-continuous on 10 test-split apps; table against HPA+VPA (about 10 minutes).
 	$(AWARE) compare --out out/compare
 
 .PHONY: validate
-validate: setup build ## Run 8 generated apps for real (each case three times) and on the simulator; print the error table (about 35 minutes).
+validate: build-aware ## Run 8 generated apps for real (each case three times) and on the simulator; print the error table (about 35 minutes).
+	@bash ci/setup.sh postgresql versitygw
 	$(AWARE) sim validate --repeats 3 --out out/validate
 
 .PHONY: calibrate
-calibrate: setup build ## Re-measure the segments and rewrite workloads/calibration/profile.json.
+calibrate: build-aware ## Re-measure the segments and rewrite workloads/calibration/profile.json.
+	@bash ci/setup.sh postgresql versitygw
 	$(AWARE) workload calibrate --out workloads/calibration/profile.json
 
 .PHONY: cluster-up
-cluster-up: build ## Start the local control plane (builds the pinned Kubernetes, etcd and kwok once, ~10 min); prints KUBECONFIG.
+cluster-up: build-aware ## Start the local control plane (builds the pinned Kubernetes, etcd and kwok once, ~10 min); prints KUBECONFIG.
 	$(AWARE) cluster up --dir out/cluster
 
 .PHONY: cluster-down
-cluster-down: build ## Stop the local control plane.
+cluster-down: build-aware ## Stop the local control plane.
 	$(AWARE) cluster down --dir out/cluster
 
 .PHONY: lint
@@ -97,15 +107,14 @@ lint: ## gofmt, go mod tidy check, go vet, staticcheck and actionlint (pinned).
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags purego ./controller/rl/...
 	GOARCH=arm64 $(GO) vet ./controller/rl/...
-	@test -x $(BIN)/staticcheck || bash ci/setup.sh
+	@bash ci/setup.sh staticcheck actionlint
 	$(BIN)/staticcheck $(PKGS)
-	@test -x $(BIN)/actionlint || bash ci/setup.sh
 	$(BIN)/actionlint ci/workflows/*.yml
 
 .PHONY: generate
 generate: ## Regenerate generated code: go generate, then the MPA API's DeepCopy and CRD and the ClusterRoles of the controller, of `aware env serve --cluster` and of `aware agents` (controller-gen).
 	$(GO) generate $(PKGS)
-	@test -x $(BIN)/controller-gen || bash ci/setup.sh
+	@bash ci/setup.sh controller-gen
 	$(BIN)/controller-gen object paths=./controller/api/...
 	$(BIN)/controller-gen crd:allowDangerousTypes=true paths=./controller/api/... output:crd:artifacts:config=controller/api/crd
 	$(BIN)/controller-gen rbac:roleName=aware-controller 'paths={./controller/autoscaler/...,./controller/manager/...,./controller/admission/...}' output:rbac:dir=controller/deploy/rbac

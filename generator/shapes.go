@@ -11,13 +11,14 @@ import (
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 	"github.com/aware-autoscaler/aware/workloads/trace"
+	"github.com/aware-autoscaler/aware/workloads/trace/shipped"
 )
 
 // traceFiles are the shared traces behind each generator source.
 var traceFiles = map[string]string{
-	SourceNASA:     "nasa-1995-http-rps.dev.txt.gz",
-	SourceTwitter:  "twitter-stream-rps.dev.txt.gz",
-	SourceAzureLLM: "azure-llm-2023-code.csv.gz",
+	SourceNASA:     shipped.NASA,
+	SourceTwitter:  shipped.Twitter,
+	SourceAzureLLM: shipped.AzureLLM,
 }
 
 // TraceFile is the file in ../shared/traces behind a generator source ("" if
@@ -28,13 +29,34 @@ func TraceFile(source string) string { return traceFiles[source] }
 type Shapes struct {
 	Step   time.Duration
 	Shapes map[string][]float64
-	// Origin says where each shape came from ("real: FILE" or "synthetic").
+	// Origin says where each shape came from: "real: FILE" (the file in
+	// the traces folder), "shipped: FILE" (the repository's copy),
+	// "fitted to FILE" (the synthetic model fitted to it), "synthetic"
+	// (the stand-in) or, from FileShapes, "file: NAME".
 	Origin map[string]string
 }
 
-// LoadShapes reads every source's real trace from dir, or, when dir or a
-// file is absent, generates its synthetic stand-in (a week of the
-// project's diurnal, bursty model, seeded by seed and the source).
+// TracesDir is where the real traces sit beside a checkout (the default of
+// every --traces flag); a fresh clone has no such folder and gets the
+// shipped and fitted shapes (LoadShapes).
+const TracesDir = "../shared/traces"
+
+// TracesHelp says what a traces folder is, for --traces flags.
+const TracesHelp = "folder of the real traces; a file absent: its shipped copy (NASA, Azure LLM) or the model fitted to it (Twitter)"
+
+// LoadShapes gives every source the first shape it finds of:
+//
+//  1. its trace file in dir ("real: FILE");
+//  2. the repository's copy of that file, embedded in the binary
+//     (workloads/trace/shipped: NASA and Azure LLM; "shipped: FILE");
+//  3. the project's synthetic model fitted to that file, for a trace the
+//     repository may not ship (Twitter; "fitted to FILE"), sampled over
+//     the file's span with seed and the source;
+//  4. the synthetic stand-in: a week of the project's diurnal, bursty
+//     model, seeded by seed and the source ("synthetic").
+//
+// dir "" asks for the stand-ins only (step 4 for every source), for tests
+// and labs whose figures must not depend on trace data.
 func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 	if step < time.Second {
 		return Shapes{}, fmt.Errorf("generator: step %s is below a second", step)
@@ -42,19 +64,36 @@ func LoadShapes(dir string, step time.Duration, seed uint64) (Shapes, error) {
 	sh := Shapes{Step: step, Shapes: map[string][]float64{}, Origin: map[string]string{}}
 	for i, src := range Sources() {
 		var (
-			s   trace.Series
-			err error
+			s    trace.Series
+			err  error
+			file = traceFiles[src]
+			// Synthetic shapes are seeded per source.
+			srcSeed = seed + uint64(i)*1000003
 		)
-		path := filepath.Join(dir, traceFiles[src])
-		if _, statErr := os.Stat(path); dir != "" && statErr == nil {
+		path := filepath.Join(dir, file)
+		_, statErr := os.Stat(path)
+		if dir != "" && statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
+			return Shapes{}, fmt.Errorf("generator: source %s: %w", src, statErr)
+		}
+		fit, fitted := shipped.Fitted(file)
+		switch {
+		case dir != "" && statErr == nil:
 			if s, err = trace.Load(path, trace.WithBinStep(time.Second)); err != nil {
 				return Shapes{}, fmt.Errorf("generator: source %s: %w", src, err)
 			}
-			sh.Origin[src] = "real: " + traceFiles[src]
-		} else if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
-			return Shapes{}, fmt.Errorf("generator: source %s: %w", src, statErr)
-		} else {
-			if s, err = trace.Generate(trace.Synthetic(10), step, 7*24*time.Hour, seed+uint64(i)*1000003); err != nil {
+			sh.Origin[src] = "real: " + file
+		case dir != "" && shipped.Has(file):
+			if s, err = shipped.Load(file, time.Second); err != nil {
+				return Shapes{}, fmt.Errorf("generator: source %s: %w", src, err)
+			}
+			sh.Origin[src] = "shipped: " + file
+		case dir != "" && fitted:
+			if s, err = trace.Generate(fit.Params, step, fit.Span, srcSeed); err != nil {
+				return Shapes{}, fmt.Errorf("generator: source %s: fitted to %s: %w", src, file, err)
+			}
+			sh.Origin[src] = "fitted to " + file
+		default:
+			if s, err = trace.Generate(trace.Synthetic(10), step, 7*24*time.Hour, srcSeed); err != nil {
 				return Shapes{}, err
 			}
 			sh.Origin[src] = "synthetic"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
+	"github.com/aware-autoscaler/aware/workloads/trace/shipped"
 )
 
 func mean(x []float64) float64 {
@@ -34,19 +35,82 @@ func TestLoadShapes(t *testing.T) {
 	}
 	require.NoError(t, zw.Close())
 	require.NoError(t, f.Close())
+	const step = 30 * time.Second
 
-	sh, err := LoadShapes(dir, 30*time.Second, 1)
-	require.NoError(t, err)
-	assert.Equal(t, "real: "+traceFiles[SourceNASA], sh.Origin[SourceNASA])
-	assert.Len(t, sh.Shapes[SourceNASA], 20)
-	assert.Equal(t, "synthetic", sh.Origin[SourceTwitter])
-	assert.Len(t, sh.Shapes[SourceTwitter], 7*24*120)
-	for src, s := range sh.Shapes {
-		assert.InDelta(t, 1, mean(s), 1e-9, src)
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		origin map[string]string
+		steps  map[string]int
+	}{
+		{
+			name: "file in the folder, else shipped copy, else fitted shape",
+			dir:  dir,
+			origin: map[string]string{
+				SourceNASA:     "real: " + shipped.NASA,
+				SourceAzureLLM: "shipped: " + shipped.AzureLLM,
+				SourceTwitter:  "fitted to " + shipped.Twitter,
+			},
+			// 600 s of the planted file; the shipped Azure LLM trace (its
+			// requests span 57 minutes); the 11 days of the Twitter trace.
+			steps: map[string]int{SourceNASA: 20, SourceAzureLLM: 114, SourceTwitter: 264 * 120},
+		},
+		{
+			name: "absent folder: shipped copies and the fitted shape",
+			dir:  filepath.Join(dir, "absent"),
+			origin: map[string]string{
+				SourceNASA:     "shipped: " + shipped.NASA,
+				SourceAzureLLM: "shipped: " + shipped.AzureLLM,
+				SourceTwitter:  "fitted to " + shipped.Twitter,
+			},
+			steps: map[string]int{SourceNASA: 29 * 24 * 120, SourceAzureLLM: 114, SourceTwitter: 264 * 120},
+		},
+		{
+			name:   "no folder: synthetic stand-ins only",
+			dir:    "",
+			origin: map[string]string{SourceNASA: "synthetic", SourceAzureLLM: "synthetic", SourceTwitter: "synthetic"},
+			steps:  map[string]int{SourceNASA: 7 * 24 * 120, SourceAzureLLM: 7 * 24 * 120, SourceTwitter: 7 * 24 * 120},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sh, err := LoadShapes(tc.dir, step, 1)
+			require.NoError(t, err)
+			assert.Equal(t, tc.origin, sh.Origin)
+			for src, n := range tc.steps {
+				assert.Equal(t, n, len(sh.Shapes[src]), src)
+			}
+			for src, s := range sh.Shapes {
+				assert.InDelta(t, 1, mean(s), 1e-9, src)
+			}
+			again, err := LoadShapes(tc.dir, step, 1)
+			require.NoError(t, err)
+			assert.Equal(t, sh.Shapes, again.Shapes, "shapes are seeded")
+		})
 	}
-	again, err := LoadShapes(filepath.Join(dir, "absent"), 30*time.Second, 1)
+
+	// The fitted and synthetic shapes follow the seed.
+	a, err := LoadShapes(dir, step, 1)
 	require.NoError(t, err)
-	assert.Equal(t, sh.Shapes[SourceTwitter], again.Shapes[SourceTwitter], "synthetic shapes are seeded")
+	b, err := LoadShapes(dir, step, 2)
+	require.NoError(t, err)
+	assert.Equal(t, a.Shapes[SourceNASA], b.Shapes[SourceNASA])
+	assert.NotEqual(t, a.Shapes[SourceTwitter], b.Shapes[SourceTwitter])
+
+	// The shipped copies are the shared files: a folder holding them gives
+	// the same shapes, as "real".
+	shared := "../../shared/traces"
+	if _, err := os.Stat(filepath.Join(shared, shipped.NASA)); err == nil {
+		onShared, err := LoadShapes(shared, step, 1)
+		require.NoError(t, err)
+		fresh, err := LoadShapes(filepath.Join(dir, "absent"), step, 1)
+		require.NoError(t, err)
+		for _, src := range []string{SourceNASA, SourceAzureLLM} {
+			assert.Equal(t, "real: "+traceFiles[src], onShared.Origin[src])
+			assert.Equal(t, onShared.Shapes[src], fresh.Shapes[src], src)
+		}
+	} else {
+		t.Logf("%s absent: shipped copies not compared with the shared files", shared)
+	}
 
 	_, err = LoadShapes(dir, time.Millisecond, 1)
 	assert.ErrorContains(t, err, "step")
