@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -17,53 +16,29 @@ import (
 	"github.com/aware-autoscaler/aware/gym/remote"
 )
 
-func TestEnvServeConfigErrors(t *testing.T) {
+// TestEnvServeRefusesBadFlags: `aware env serve` names each bad flag before
+// it builds or serves anything.
+func TestEnvServeRefusesBadFlags(t *testing.T) {
 	dir := t.TempDir()
-	empty := filepath.Join(dir, "empty")
-	require.NoError(t, os.WriteFile(empty, []byte("\n"), 0o600))
 	good := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(good, []byte("tok\n"), 0o600))
-	base := envServeConfig{addr: "127.0.0.1:0", apps: 1, poolSeed: 1, traces: filepath.Join(dir, "none"), step: 30 * time.Second, episode: 100, seed: 1}
-	for _, tc := range []struct {
-		name string
-		edit func(*envServeConfig)
-		want string
-	}{
-		{"no token", func(c *envServeConfig) {}, "--token-file is required"},
-		{"insecure off loopback", func(c *envServeConfig) { c.insecure, c.addr = true, "0.0.0.0:7777" }, "only on a loopback address; --addr is 0.0.0.0:7777"},
-		{"insecure and token", func(c *envServeConfig) { c.insecure, c.tokenFile = true, good }, "exclusive"},
-		{"missing token file", func(c *envServeConfig) { c.tokenFile = filepath.Join(dir, "nope") }, "token file"},
-		{"empty token file", func(c *envServeConfig) { c.tokenFile = empty }, "token file " + empty + ": the token is empty"},
-		{"no apps", func(c *envServeConfig) { c.tokenFile, c.apps = good, 0 }, "--apps 0"},
-		{"bad app name", func(c *envServeConfig) { c.tokenFile, c.names = good, []string{"frontend"} }, `--app "frontend"`},
-		{"app twice", func(c *envServeConfig) { c.tokenFile, c.names = good, []string{"app-0002", "app-0002"} }, "--app app-0002 is given twice"},
-		{"bad episode", func(c *envServeConfig) { c.tokenFile, c.episode = good, 0 }, "--episode 0"},
-		{"cluster without prometheus", func(c *envServeConfig) { c.tokenFile, c.cluster = good, true }, "--prometheus: a Prometheus URL is required with --cluster"},
-		{"cluster bad step", func(c *envServeConfig) {
-			c.tokenFile, c.cluster, c.prometheus, c.step = good, true, "http://127.0.0.1:9", 0
-		}, "--step 0s: must be positive"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := base
-			tc.edit(&c)
-			err := c.run(context.Background(), io.Discard, slog.New(slog.DiscardHandler))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-		})
-	}
-
-	cmd := newEnvCmd()
-	cmd.SetArgs([]string{"serve", "--apps", "2", "--app", "app-0001"})
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	assert.ErrorContains(t, cmd.Execute(), "--apps and --app are exclusive")
+	none := "--traces=" + filepath.Join(dir, "none")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"serve", "--apps", "2", "--app", "app-0001"}, "--apps and --app are exclusive"},
 		{[]string{"serve", "--cluster", "--apps", "2"}, "--apps selects simulated applications; with --cluster, select MPAs with --namespace and --mpa"},
 		{[]string{"serve", "--prometheus", "http://127.0.0.1:9090"}, "--prometheus needs --cluster"},
 		{[]string{"serve", "--mpa", "app-0001"}, "--mpa needs --cluster"},
+		{[]string{"serve"}, "--token-file is required"},
+		{[]string{"serve", "--insecure", "--addr", "0.0.0.0:7777"}, "only on a loopback address; --addr is 0.0.0.0:7777"},
+		{[]string{"serve", "--token-file", good, "--apps", "0", none}, "--apps 0"},
+		{[]string{"serve", "--token-file", good, "--app", "frontend", none}, `--app "frontend"`},
+		{[]string{"serve", "--token-file", good, "--app", "app-0002", "--app", "app-0002", none}, "--app app-0002 is given twice"},
+		{[]string{"serve", "--token-file", good, "--episode", "0", none}, "--episode 0"},
+		{[]string{"serve", "--token-file", good, "--cluster"}, "--prometheus: a Prometheus URL is required with --cluster"},
+		{[]string{"serve", "--token-file", good, "--cluster", "--prometheus", "http://127.0.0.1:9", "--step", "0s"}, "--step 0s: must be positive"},
 	} {
 		cmd := newEnvCmd()
 		cmd.SetArgs(tc.args)
@@ -73,29 +48,37 @@ func TestEnvServeConfigErrors(t *testing.T) {
 	}
 }
 
+// lineWriter sends what is written to it on a channel.
+type lineWriter chan string
+
+func (w lineWriter) Write(p []byte) (int, error) { w <- string(p); return len(p), nil }
+
 // TestEnvServe serves two named applications of the pool with synthetic
 // load (the traces folder is absent) and drives one with the Go client.
 func TestEnvServe(t *testing.T) {
 	dir := t.TempDir()
 	tokFile := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(tokFile, []byte("a-long-test-token\n"), 0o600))
-	addrs := make(chan string, 1)
-	cfg := envServeConfig{addr: "127.0.0.1:0", tokenFile: tokFile, names: []string{"app-0003", "app-0001"}, poolSeed: 1,
-		traces: filepath.Join(dir, "no-traces"), step: 30 * time.Second, episode: 5, seed: 1, metrics: true,
-		listening: func(a string) { addrs <- a }}
+	out := make(lineWriter, 1)
+	cmd := newEnvCmd()
+	cmd.SetArgs([]string{"serve", "--addr", "127.0.0.1:0", "--token-file", tokFile, "--app", "app-0003", "--app", "app-0001",
+		"--traces", filepath.Join(dir, "no-traces"), "--episode", "5", "--metrics"})
+	cmd.SetOut(out)
+	cmd.SetErr(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- cfg.run(ctx, &out, slog.New(slog.DiscardHandler)) }()
-	var addr string
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	var line string
 	select {
-	case addr = <-addrs:
+	case line = <-out:
 	case err := <-done:
 		t.Fatalf("serve stopped: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not listen within 30 s")
 	}
-	url := "http://" + addr
+	m := regexp.MustCompile(`^serving 2 environment\(s\) \(app-0001, app-0003\) on (http://[^/]+)/v1/envs\n$`).FindStringSubmatch(line)
+	require.NotNil(t, m, line)
+	url := m[1]
 	names, err := remote.List(ctx, url, "a-long-test-token")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"app-0001", "app-0003"}, names)
@@ -133,5 +116,4 @@ func TestEnvServe(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop")
 	}
-	assert.Contains(t, out.String(), "serving 2 environment(s) (app-0001, app-0003) on http://"+addr+"/v1/envs")
 }

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/aware-autoscaler/aware/workloads/app"
 	"github.com/aware-autoscaler/aware/workloads/database"
 	"github.com/aware-autoscaler/aware/workloads/objstore"
-	"github.com/aware-autoscaler/aware/workloads/segments"
 	"github.com/aware-autoscaler/aware/workloads/server"
 )
 
@@ -26,17 +22,8 @@ func newWorkloadCmd() *cobra.Command {
 	return cmd
 }
 
-// serveFlags are the flags of `aware workload serve`.
-type serveFlags struct {
-	appFile string
-	dir     string
-	cfg     server.Config
-	s3      objstore.Config
-	dbURL   string
-}
-
 func newWorkloadServeCmd() *cobra.Command {
-	var fl serveFlags
+	var cfg server.AppConfig
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve one application: /invoke, /healthz, /readyz, /metrics",
@@ -47,80 +34,24 @@ uses them, from the --s3-* and --database-url flags or AWARE_S3_* and AWARE_DATA
 SIGINT/SIGTERM shut down gracefully: not ready, drain, tear the app down, close clients.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd, fl)
+			cfg.S3 = s3Config(cmd, cfg.S3)
+			return server.ServeApp(cmd.Context(), cfg, slog.Default())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.appFile, "app", "", "application spec file (YAML or JSON), e.g. workloads/app/examples/light.yaml")
-	f.StringVar(&fl.cfg.Addr, "addr", server.DefaultAddr, "listen address host:port")
-	f.StringVar(&fl.dir, "dir", "", "scratch directory for file segments (default: a temporary directory removed on exit)")
-	f.IntVar(&fl.cfg.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS override; 0 keeps the runtime's choice, which follows the container CPU limit")
-	f.IntVar(&fl.cfg.MaxInFlight, "max-inflight", 0, "reject requests with 503 beyond this many in the server, waiting or running (0: unlimited)")
-	f.IntVar(&fl.cfg.Concurrency, "concurrency", 0, "run at most this many requests at once; the rest wait in FIFO order (0: unbounded)")
-	f.DurationVar(&fl.cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may drain on shutdown")
-	f.DurationVar(&fl.cfg.DrainDelay, "drain-delay", 0, "keep serving this long after turning unready on shutdown")
-	f.DurationVar(&fl.cfg.SetupTimeout, "setup-timeout", server.DefaultSetupTimeout, "bound on the app's setup and teardown hooks")
-	s3Flags(f, &fl.s3)
-	f.StringVar(&fl.dbURL, "database-url", "", "PostgreSQL URL (default $"+database.EnvURL+")")
+	f.StringVar(&cfg.AppFile, "app", "", "application spec file (YAML or JSON), e.g. workloads/app/examples/light.yaml")
+	f.StringVar(&cfg.Server.Addr, "addr", server.DefaultAddr, "listen address host:port")
+	f.StringVar(&cfg.Dir, "dir", "", "scratch directory for file segments (default: a temporary directory removed on exit)")
+	f.IntVar(&cfg.Server.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS override; 0 keeps the runtime's choice, which follows the container CPU limit")
+	f.IntVar(&cfg.Server.MaxInFlight, "max-inflight", 0, "reject requests with 503 beyond this many in the server, waiting or running (0: unlimited)")
+	f.IntVar(&cfg.Server.Concurrency, "concurrency", 0, "run at most this many requests at once; the rest wait in FIFO order (0: unbounded)")
+	f.DurationVar(&cfg.Server.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may drain on shutdown")
+	f.DurationVar(&cfg.Server.DrainDelay, "drain-delay", 0, "keep serving this long after turning unready on shutdown")
+	f.DurationVar(&cfg.Server.SetupTimeout, "setup-timeout", server.DefaultSetupTimeout, "bound on the app's setup and teardown hooks")
+	s3Flags(f, &cfg.S3)
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (default $"+database.EnvURL+")")
 	_ = cmd.MarkFlagRequired("app")
 	return cmd
-}
-
-func runServe(cmd *cobra.Command, fl serveFlags) error {
-	ctx := cmd.Context()
-	spec, err := app.Load(fl.appFile)
-	if err != nil {
-		return err
-	}
-	fl.cfg.App = spec.Name
-
-	dir := fl.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "aware-workload-"); err != nil {
-			return fmt.Errorf("scratch directory: %w", err)
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--dir: %w", err)
-	}
-	env := segments.Env{Dir: dir, Seed: spec.Seed}
-
-	var opts []server.Option
-	closeAll := func() {}
-	needObjects, needDB := spec.Needs()
-	if needObjects {
-		cfg := s3Config(cmd, fl.s3)
-		if cfg.Endpoint == "" {
-			return fmt.Errorf("app %s (%s) needs an object store: set --s3-endpoint or %s (with the access and secret keys)", spec.Name, fl.appFile, objstore.EnvEndpoint)
-		}
-		if env.Objects, err = objstore.Connect(ctx, cfg); err != nil {
-			return fmt.Errorf("app %s: connect object store: %w", spec.Name, err)
-		}
-	}
-	if needDB {
-		url := fl.dbURL
-		if url == "" {
-			url = database.URLFromEnv()
-		}
-		if url == "" {
-			return fmt.Errorf("app %s (%s) needs a database: set --database-url or %s", spec.Name, fl.appFile, database.EnvURL)
-		}
-		db, err := database.Connect(ctx, url)
-		if err != nil {
-			return fmt.Errorf("app %s: connect database: %w", spec.Name, err)
-		}
-		env.DB = db
-		closeDB := func() error { db.Close(); return nil }
-		closeAll = func() { _ = closeDB() }
-		opts = append(opts, server.WithCloser("database", closeDB))
-	}
-	opts = append(opts, server.WithLogger(slog.Default()))
-	srv, err := server.New(fl.cfg, server.ChainSetup(spec, env), opts...)
-	if err != nil {
-		closeAll()
-		return err
-	}
-	return srv.Run(ctx)
 }
 
 // s3Flags registers the --s3-* flags that s3Config reads.

@@ -10,5 +10,7 @@
 // as the controller and the simulator (autoscaler.Evaluate). The controller
 // applies an external recommendation only while the MPA's agent may act
 // (stage Online or Serving; spec.agent.bootstrap=false starts there), so
-// Reset waits for that stage.
+// Reset waits for that stage. ClusterEnvs builds one environment per selected
+// MPA of a namespace, sharing one Prometheus observer (`aware env serve
+// --cluster`).
 package mpaenv

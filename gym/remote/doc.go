@@ -13,5 +13,8 @@
 // bit-identically; NaN and ±Inf, which JSON cannot carry, travel as the
 // strings "NaN", "Infinity" and "-Infinity" (the protobuf JSON convention)
 // and are refused in actions. The standard-library Python client lives in
-// python/aware_env.py.
+// python/aware_env.py. ListenAndServe is `aware env serve`: it checks the
+// token (or that an insecure server listens on loopback), builds the
+// environments through an EnvFactory and serves them, with optional
+// Prometheus metrics.
 package remote

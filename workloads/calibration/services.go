@@ -125,3 +125,27 @@ func parseStat(s string) (procStat, error) {
 	}
 	return st, nil
 }
+
+// MeterFromEnv meters the services whose process IDs env (the childEnv of
+// Services, or this process's environment when nil) names in
+// EnvServicePIDs, or returns nil when it names none: services reached
+// through the environment run elsewhere and cannot be metered.
+func MeterFromEnv(env []string) (ServiceMeter, error) {
+	v := os.Getenv(EnvServicePIDs)
+	if env != nil {
+		v = ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == EnvServicePIDs {
+				v = val
+			}
+		}
+	}
+	pids, err := ParsePIDs(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvServicePIDs, err)
+	}
+	if len(pids) == 0 {
+		return nil, nil
+	}
+	return ProcessTrees(pids), nil
+}

@@ -10,5 +10,9 @@
 // dispatch-lateness percentiles from a log-linear histogram (under 0.4 %
 // relative error, constant memory), as an aligned table or JSON; optional
 // Prometheus metrics expose the same counters live. Bench replays flat load at
-// a list of rates and tabulates whether each was held.
+// a list of rates and tabulates whether each was held. BuildSchedule turns a
+// trace file or a pseudo trace (synthetic, constant, poisson) into a
+// Schedule; Replay is `aware loadgen` and BenchLocal `aware loadgen bench`,
+// which runs Bench against this binary's workload server started as a child
+// process.
 package loadgen

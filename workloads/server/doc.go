@@ -10,5 +10,8 @@
 // when its context is cancelled: readiness turns false, the listener stops
 // accepting, in-flight requests drain within a timeout, then the application
 // is torn down and external clients are closed. Child runs a server binary as
-// a child process (for benchmarks) and waits for its readiness.
+// a child process (for benchmarks) and waits for its readiness. ServeApp is
+// `aware workload serve`: one application from its spec file, with the object
+// store and database clients it needs; RequestCounters reads a server's
+// request counters.
 package server

@@ -8,5 +8,6 @@
 // Generate estimate a seeded synthetic model (diurnal and weekly cycles,
 // multiplicative AR(1) noise, decaying bursts, Poisson counts) that reproduces
 // a real trace's statistics; and Arrivals turns a series into request arrival
-// offsets for the load generator.
+// offsets for the load generator. WriteStats and WriteFit are the `aware
+// trace` commands' reports.
 package trace

@@ -15,5 +15,7 @@
 // ShardHandler a share of the applications, so that a large twin is
 // scraped as several targets, as a cluster is scraped per kubelet).
 // Controllers and autoscalers then act on the cluster as if the
-// applications ran for real.
+// applications ran for real. RunPool is `aware twin`: the twin of the first
+// applications of a generated pool (which the caller builds, Pool) on the
+// cluster of a kubeconfig.
 package twin

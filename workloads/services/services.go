@@ -1,4 +1,4 @@
-package main
+package services
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,19 +16,19 @@ import (
 	"github.com/aware-autoscaler/aware/workloads/segments"
 )
 
-// Service modes for commands that run segments needing an object store and a
-// database.
+// Modes of the --services flag of commands that run segments needing an
+// object store and a database.
 const (
-	servicesLocal = "local" // start versitygw and PostgreSQL on loopback
-	servicesEnv   = "env"   // connect to AWARE_S3_* and AWARE_DATABASE_URL
-	servicesNone  = "none"  // no external services: skip segments that need them
+	Local = "local" // start versitygw and PostgreSQL on loopback
+	Env   = "env"   // connect to AWARE_S3_* and AWARE_DATABASE_URL
+	None  = "none"  // no external services: skip segments that need them
 )
 
-// startServices fills env.Objects and env.DB according to mode and returns a
+// Start fills env.Objects and env.DB according to mode and returns a
 // function that stops what it started, and the environment (AWARE_S3_*,
 // AWARE_DATABASE_URL) with which a child process reaches the same services.
 // dir holds local servers' data.
-func startServices(ctx context.Context, mode, dir string, env *segments.Env) (stop func(), childEnv []string, err error) {
+func Start(ctx context.Context, mode, dir string, env *segments.Env) (stop func(), childEnv []string, err error) {
 	var stops []func() error
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -47,9 +48,9 @@ func startServices(ctx context.Context, mode, dir string, env *segments.Env) (st
 		pids []string // of services this process started, for metering
 	)
 	switch mode {
-	case servicesNone:
+	case None:
 		return stop, nil, nil
-	case servicesLocal:
+	case Local:
 		ls, err := objstore.StartLocal(ctx, mkdir(dir, "s3"))
 		if err != nil {
 			return stop, nil, fmt.Errorf("start local object store: %w", err)
@@ -62,13 +63,13 @@ func startServices(ctx context.Context, mode, dir string, env *segments.Env) (st
 		stops = append(stops, ld.Stop)
 		s3, dbu = ls.Config(), ld.URL()
 		pids = []string{strconv.Itoa(ld.Pid()), strconv.Itoa(ls.Pid())}
-	case servicesEnv:
+	case Env:
 		s3, dbu = objstore.ConfigFromEnv(), database.URLFromEnv()
 		if s3.Endpoint == "" || dbu == "" {
 			return stop, nil, errors.New("--services env: set AWARE_S3_ENDPOINT (with AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY) and AWARE_DATABASE_URL")
 		}
 	default:
-		return stop, nil, fmt.Errorf("--services %q: want %s, %s or %s", mode, servicesLocal, servicesEnv, servicesNone)
+		return stop, nil, fmt.Errorf("--services %q: want %s, %s or %s", mode, Local, Env, None)
 	}
 	obj, err := objstore.Connect(ctx, s3)
 	if err != nil {
@@ -91,32 +92,28 @@ func startServices(ctx context.Context, mode, dir string, env *segments.Env) (st
 	return stop, childEnv, nil
 }
 
-// serviceMeter meters the services whose process IDs env (a childEnv of
-// startServices, or this process's environment when nil) names, or returns
-// nil when it names none: services reached through --services env run
-// elsewhere and cannot be metered.
-func serviceMeter(env []string) (calibration.ServiceMeter, error) {
-	v := os.Getenv(calibration.EnvServicePIDs)
-	if env != nil {
-		v = ""
-		for _, kv := range env {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == calibration.EnvServicePIDs {
-				v = val
-			}
+// Scratch returns a calibration.Services that makes a temporary directory
+// named after prefix, an Env with a scratch folder in it and the seed, and
+// starts the services of mode in it (Start); its cleanup stops them and
+// removes the directory.
+func Scratch(mode, prefix string) calibration.Services {
+	return func(ctx context.Context, seed int64) (env segments.Env, childEnv []string, cleanup func(), err error) {
+		dir, err := os.MkdirTemp("", prefix)
+		if err != nil {
+			return segments.Env{}, nil, nil, err
 		}
+		env = segments.Env{Dir: mkdir(dir, "scratch"), Seed: seed}
+		stop, childEnv, err := Start(ctx, mode, dir, &env)
+		if err != nil {
+			os.RemoveAll(dir)
+			return segments.Env{}, nil, nil, err
+		}
+		return env, childEnv, func() { stop(); os.RemoveAll(dir) }, nil
 	}
-	pids, err := calibration.ParsePIDs(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", calibration.EnvServicePIDs, err)
-	}
-	if len(pids) == 0 {
-		return nil, nil
-	}
-	return calibration.ProcessTrees(pids), nil
 }
 
 func mkdir(parent, name string) string {
-	d := parent + "/" + name
+	d := filepath.Join(parent, name)
 	_ = os.MkdirAll(d, 0o755)
 	return d
 }
