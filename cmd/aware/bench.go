@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aware-autoscaler/aware/controller/rl"
 	"github.com/aware-autoscaler/aware/evaluation/scale"
 	"github.com/aware-autoscaler/aware/evaluation/speed"
+	"github.com/aware-autoscaler/aware/infra/cluster"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -29,13 +24,7 @@ networks, PPO's update, and the 2×256 bidirectional GRU over 20 trajectories ×
 prints each time with its target and its speed-up over FIRM's published 73 ms and 1.2 ms.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(cmd.ErrOrStderr(), "timing the RL library, %s kernels (about a minute)…\n", rl.Kernels())
-			rows, err := speed.Measure(speed.Cases())
-			if err != nil {
-				return err
-			}
-			return speed.WriteTable(out, rows)
+			return speed.Bench(cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	})
 	cmd.AddCommand(newBenchControllerCmd())
@@ -84,7 +73,17 @@ CPU (acting besides training: ≤ 0.5 core), the controller's and the runner's m
 (≤ 1 GiB), its steps, updates per second and withheld recommendations.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runBenchController(cmd.Context(), fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			errOut := cmd.ErrOrStderr()
+			return onLocalPlane(cmd.Context(), "aware bench controller", fl.cfg.Dir, fl.keep, errOut, func(bins cluster.Binaries, self, dir string) error {
+				cfg := fl.cfg
+				cfg.Binaries, cfg.Controller, cfg.Log, cfg.Dir = bins, append([]string{self, "controller"}, fl.ctlArgs...), slog.Default(), dir
+				if fl.agents {
+					cfg.Agents = append([]string{self, "agents"}, fl.agentArgs...)
+				} else {
+					cfg.AgentEpisode, cfg.AgentWindow = 0, 0
+				}
+				return scale.Bench(cmd.Context(), cfg, fl.check, cmd.OutOrStdout(), errOut)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -96,7 +95,7 @@ CPU (acting besides training: ≤ 0.5 core), the controller's and the runner's m
 	f.DurationVar(&fl.cfg.Tick, "tick", time.Second, "the twin's wall-clock tick")
 	f.Int64Var(&fl.cfg.PoolSeed, "pool-seed", 1, "seed of the generated pool")
 	f.Uint64Var(&fl.cfg.Seed, "seed", 1, "seed of the synthetic load shapes and the twin's noise")
-	f.StringVar(&fl.cfg.Traces, "traces", "../shared/traces", "folder of the real traces (synthetic shapes when absent)")
+	tracesFlag(f, &fl.cfg.Traces)
 	f.StringVar(&fl.cfg.Dir, "dir", "", "working directory, empty or absent (default: a temporary one, removed afterwards unless --keep)")
 	f.StringSliceVar(&fl.ctlArgs, "controller-args", nil, "extra flags of the aware controller command, e.g. --controller-args=--concurrency=16,-v")
 	f.BoolVar(&fl.agents, "agents", false, "MPAs driven by AWARE agents (aware agents) instead of the built-in HPA+VPA")
@@ -106,38 +105,4 @@ CPU (acting besides training: ≤ 0.5 core), the controller's and the runner's m
 	f.BoolVar(&fl.keep, "keep", false, "keep the temporary working directory (logs, Prometheus data, trajectories)")
 	f.BoolVar(&fl.check, "check", false, "fail when a target is missed")
 	return cmd
-}
-
-func runBenchController(ctx context.Context, fl benchControllerFlags, out, errOut io.Writer) (err error) {
-	bins, self, err := localTestbed(ctx, "aware bench controller")
-	if err != nil {
-		return err
-	}
-	cfg := fl.cfg
-	cfg.Binaries, cfg.Controller, cfg.Log = bins, append([]string{self, "controller"}, fl.ctlArgs...), slog.Default()
-	if fl.agents {
-		cfg.Agents = append([]string{self, "agents"}, fl.agentArgs...)
-	} else {
-		cfg.AgentEpisode, cfg.AgentWindow = 0, 0
-	}
-	if cfg.Dir == "" {
-		if cfg.Dir, err = os.MkdirTemp("", "aware-bench-controller-"); err != nil {
-			return fmt.Errorf("bench controller: %w", err)
-		}
-		defer removeWorkDir(cfg.Dir, fl.keep, errOut, &err)
-	}
-	start := time.Now()
-	fmt.Fprintf(errOut, "scale benchmark: %d apps on the local control plane, step %s, %d rounds, in %s…\n", cfg.Apps, cfg.Step, cfg.Rounds, cfg.Dir)
-	res, err := scale.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if err := scale.WriteTable(out, res); err != nil {
-		return err
-	}
-	fmt.Fprintf(errOut, "benchmark took %s\n", time.Since(start).Round(time.Second))
-	if missed := res.Missed(); fl.check && len(missed) > 0 {
-		return fmt.Errorf("bench controller: %d target(s) missed:\n  %s", len(missed), strings.Join(missed, "\n  "))
-	}
-	return nil
 }

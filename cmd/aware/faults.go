@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -48,6 +46,31 @@ func removeWorkDir(dir string, keep bool, errOut io.Writer, errp *error) {
 	}
 }
 
+// onLocalPlane runs fn, for command (`aware faults`, `aware bench
+// controller`), with the local control plane's binaries, this binary's
+// path and a working directory: dir, or a temporary one removed afterwards
+// unless keep is set or fn failed.
+func onLocalPlane(ctx context.Context, command, dir string, keep bool, errOut io.Writer, fn func(bins cluster.Binaries, self, dir string) error) (err error) {
+	bins, self, err := localTestbed(ctx, command)
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		name := strings.TrimPrefix(command, "aware ")
+		if dir, err = os.MkdirTemp("", "aware-"+strings.ReplaceAll(name, " ", "-")+"-"); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		defer removeWorkDir(dir, keep, errOut, &err)
+	}
+	return fn(bins, self, dir)
+}
+
+// commandLine is how this process was invoked, for the record.
+func commandLine() string {
+	args := append([]string{"aware"}, os.Args[1:]...)
+	return strings.Join(args, " ")
+}
+
 type faultsFlags struct {
 	cfg   faults.Config
 	keep  bool
@@ -78,7 +101,11 @@ else an error). With the defaults it takes about 15
 minutes and most of 2 cores. --doc replaces the table between the markers of a Markdown file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runFaults(cmd.Context(), fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return onLocalPlane(cmd.Context(), "aware faults", fl.cfg.Dir, fl.keep, cmd.ErrOrStderr(), func(bins cluster.Binaries, self, dir string) error {
+				cfg := fl.cfg
+				cfg.Binaries, cfg.Controller, cfg.Log, cfg.Dir = bins, []string{self, "controller"}, slog.Default(), dir
+				return faults.RunTo(cmd.Context(), cfg, faults.Output{Command: commandLine(), Doc: fl.doc, Check: fl.check}, cmd.OutOrStdout())
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -96,91 +123,4 @@ minutes and most of 2 cores. --doc replaces the table between the markers of a M
 	f.StringVar(&fl.doc, "doc", "", "Markdown file whose <!-- faults:begin --> … <!-- faults:end --> section receives the table")
 	f.BoolVar(&fl.check, "check", false, "fail when a fault lost something, acted wrongly, met a refusal or crashed the controller")
 	return cmd
-}
-
-func runFaults(ctx context.Context, fl faultsFlags, out, errOut io.Writer) (err error) {
-	bins, self, err := localTestbed(ctx, "aware faults")
-	if err != nil {
-		return err
-	}
-	cfg := fl.cfg
-	cfg.Binaries, cfg.Controller, cfg.Log = bins, []string{self, "controller"}, slog.Default()
-	if cfg.Dir == "" {
-		if cfg.Dir, err = os.MkdirTemp("", "aware-faults-"); err != nil {
-			return fmt.Errorf("faults: %w", err)
-		}
-		defer removeWorkDir(cfg.Dir, fl.keep, errOut, &err)
-	}
-	rep, err := faults.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	var table bytes.Buffer
-	fmt.Fprintf(&table, "`%s` (%s%s, %d MPAs, step %s, took %s):\n\n", commandLine(), rep.Started.Format("2006-01-02"), revision(),
-		rep.MPAs, rep.Step, rep.Took.Round(time.Second))
-	if err := faults.WriteTable(&table, rep); err != nil {
-		return err
-	}
-	if _, err := out.Write(table.Bytes()); err != nil {
-		return err
-	}
-	if fl.doc != "" {
-		if err := replaceSection(fl.doc, "faults", table.String()); err != nil {
-			return err
-		}
-	}
-	if fl.check {
-		return rep.Err()
-	}
-	return nil
-}
-
-// revision is ", commit <hash>" of the build's VCS revision, "" unknown.
-func revision() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if len(rev) < 7 {
-		return ""
-	}
-	if dirty {
-		return ", commit " + rev[:7] + " with changes"
-	}
-	return ", commit " + rev[:7]
-}
-
-// commandLine is how this process was invoked, for the record.
-func commandLine() string {
-	args := append([]string{"aware"}, os.Args[1:]...)
-	return strings.Join(args, " ")
-}
-
-// replaceSection replaces what lies between <!-- name:begin --> and
-// <!-- name:end --> in the file at path.
-func replaceSection(path, name, body string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	begin, end := "<!-- "+name+":begin -->", "<!-- "+name+":end -->"
-	i, j := bytes.Index(b, []byte(begin)), bytes.Index(b, []byte(end))
-	if i < 0 || j < i {
-		return fmt.Errorf("%s: no %s … %s section", path, begin, end)
-	}
-	var out bytes.Buffer
-	out.Write(b[:i+len(begin)])
-	out.WriteString("\n")
-	out.WriteString(body)
-	out.Write(b[j:])
-	return os.WriteFile(path, out.Bytes(), 0o644)
 }

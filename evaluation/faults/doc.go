@@ -11,5 +11,8 @@
 // taken in a round whose metrics window fell wholly in a Prometheus
 // outage), the controller's requests refused by RBAC (from the API
 // server's audit log: its ClusterRole lacks what the code calls) and the
-// crashes, and prints one table.
+// crashes, and prints one table. RunTo is `aware faults`: Run, the table
+// headed by the command line, date and build commit, written into a
+// Markdown file's faults section (--doc), and with Check a failed fault an
+// error.
 package faults

@@ -11,5 +11,6 @@
 // from /proc/<pid>/stat, its sampled and peak RSS from /proc/<pid>/status and
 // its error counters from its /metrics, against the issue's targets: one
 // replica at most one core on average and 512 MiB, a full round of 1000 MPAs
-// within 15 s.
+// within 15 s. Bench is `aware bench controller`: Run, its table, and with
+// check an error naming the targets missed.
 package scale

@@ -4,5 +4,5 @@
 // update on a minibatch of 64 and single-state inference with FIRM's 40-40
 // networks, the PPO update of a 100-step rollout, and the meta learner's
 // bidirectional GRU (2 layers × 256 units) forward and forward+backward over
-// 20 trajectories × 100 steps. `aware bench rl` prints the table.
+// 20 trajectories × 100 steps. Bench, `aware bench rl`, prints the table.
 package speed

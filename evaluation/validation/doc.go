@@ -5,5 +5,7 @@
 // load with workloads/sim, and tabulates measured against simulated CPU
 // usage, throughput and p95 latency with median absolute percentage errors.
 // The comparison maths (Simulate, Compare) is pure; Real does the I/O.
-// `aware sim validate` is its command.
+// Run is `aware sim validate` (a Config: which applications, CPU limits
+// and loads, how the real side runs, the --simulate-only and --replay
+// modes, and validation.{md,json} with the profile simulated with).
 package validation

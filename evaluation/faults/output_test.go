@@ -1,0 +1,23 @@
+package faults
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReplaceSection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reliability.md")
+	require.NoError(t, os.WriteFile(path, []byte("# head\n<!-- faults:begin -->\nold table\n<!-- faults:end -->\ntail\n"), 0o644))
+	require.NoError(t, replaceSection(path, "faults", "new table\n"))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "# head\n<!-- faults:begin -->\nnew table\n<!-- faults:end -->\ntail\n", string(b))
+
+	require.NoError(t, os.WriteFile(path, []byte("<!-- faults:end --> <!-- faults:begin -->"), 0o644))
+	assert.ErrorContains(t, replaceSection(path, "faults", "x"), "no <!-- faults:begin --> … <!-- faults:end --> section")
+	assert.Error(t, replaceSection(filepath.Join(t.TempDir(), "absent.md"), "faults", "x"))
+}
