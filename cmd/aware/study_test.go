@@ -21,6 +21,11 @@ func TestStudyCommandRefusesBadInput(t *testing.T) {
 		{[]string{"study", "serving", "--trace", filepath.Join(dir, "missing.csv"), "--out", dir, "--pool", "20"}, "missing.csv"},
 		{[]string{"study", "merge", "adaptation"}, "requires at least 2 arg(s)"},
 		{[]string{"study", "merge", "adaptation", filepath.Join(dir, "nothing"), "--out", dir, "--pool", "20"}, "is not a study's folder"},
+		{[]string{"study", "adaptation", "--arms", "PPO", "--out", dir, "--pool", "20"}, "optional arms: taken by bootstrapping, none of the studies named (adaptation)"},
+		{[]string{"study", "bootstrapping", "--meta", dir, "--out", dir, "--pool", "20"}, "a meta-training folder: taken by adaptation, none of the studies named (bootstrapping)"},
+		{[]string{"study", "bootstrapping", "--arms", "BCQ-phi9", "--out", dir, "--pool", "100", "--dry-run"}, "BCQ's perturbation bound Φ is a number in [0, 2]"},
+		{[]string{"study", "bootstrapping", "--arms", "PPO", "--sim-episodes", "5", "--out", dir, "--pool", "100", "--dry-run"}, "only the PPO-fitted arm trains in one"},
+		{[]string{"study", "adaptation", "--meta", filepath.Join(dir, "none"), "--out", dir, "--pool", "100"}, "no meta.ckpt"},
 	} {
 		_, err := runAware(t, tc.args...)
 		require.Error(t, err, tc.args)
@@ -29,4 +34,5 @@ func TestStudyCommandRefusesBadInput(t *testing.T) {
 	help, err := runAware(t, "study", "--help")
 	require.NoError(t, err)
 	assert.Contains(t, help, "aware study merge adaptation --full")
+	assert.Contains(t, help, "--arms")
 }

@@ -39,7 +39,7 @@ type Config struct {
 	// by about 150 MiB, far more than the limits HPA+VPA record for most
 	// applications leave to spare, and online exploration at 0.1 took the
 	// bootstrapped agent's first episodes from HPA+VPA's reward to a third
-	// of it through OOM kills (`aware bootstrap`, 2 applications).
+	// of it through OOM kills (`aware bootstrap` at 92f9f3c, 2 applications).
 	Noise          float64
 	ReplayCapacity int
 	BatchSize      int
@@ -54,7 +54,7 @@ type Config struct {
 // memory in the normalised action box) the critics rated a slightly
 // smaller memory limit higher at every step, the allocation drifted down
 // step after step into OOM kills, and the states after them were ones the
-// records never held (an application of the test split, `aware bootstrap
+// records never held (an application of the test split, 92f9f3c's `aware bootstrap
 // --phi`: reward 3–6 per episode against HPA+VPA's 142; Φ = 0.005: 124–135;
 // Φ = 0: 152–154, above the records).
 func DefaultConfig() Config {

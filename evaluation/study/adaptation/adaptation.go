@@ -9,7 +9,8 @@
 // the reference row. It measures episodes to converge, CPU-seconds spent
 // adapting, utilisation deficit against the converged policy and SLO
 // violations while adapting, with bootstrap intervals, and the paper's
-// ratios beside ours.
+// ratios beside ours. AWARE starts from the study's own meta-training run,
+// or from a run of `aware meta train` (Config.From).
 package adaptation
 
 import (
@@ -61,6 +62,10 @@ type Config struct {
 	Meta lab.MetaRun
 	Rule train.ConvergenceRule
 	Seed uint64
+	// From, when set, is the folder of an `aware meta train` run that
+	// AWARE starts from instead of Meta's (trained with bundles of Meta.M
+	// trajectories; Meta's other fields are then not used).
+	From string `json:",omitempty"`
 }
 
 // Quick is a run of a few minutes on 2 cores: 3 tests of 4 applications,
@@ -186,7 +191,7 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	var eps []train.Episode
 	switch c.Arm {
 	case AWARE:
-		mt, err := r.Policies.Meta(ctx, cfg.Meta, r.MetaProgress)
+		mt, err := r.meta(ctx)
 		if err != nil {
 			return Run{}, err
 		}
@@ -233,10 +238,25 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	return out, nil
 }
 
+// meta is the meta-trained agent and meta learner AWARE starts from: a
+// fresh copy for each call.
+func (r *Runner) meta(ctx context.Context) (*lab.Meta, error) {
+	if r.Config.From != "" {
+		return r.Lab.MetaFrom(r.Config.From, r.Config.Meta.M, r.Config.Meta.Seed)
+	}
+	return r.Policies.Meta(ctx, r.Config.Meta, r.MetaProgress)
+}
+
 // Execute runs the study (the cells not done yet) and reports it.
 func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	if err := c.Validate(); err != nil {
 		return study.Report{}, err
+	}
+	if c.From != "" && !o.RenderOnly {
+		// A folder that cannot serve is refused before any cell runs.
+		if _, err := o.Lab.MetaFrom(c.From, c.Meta.M, c.Meta.Seed); err != nil {
+			return study.Report{}, fmt.Errorf("AWARE's meta-training run: %w", err)
+		}
 	}
 	tests, err := DrawTests(c, o.Lab)
 	if err != nil {
@@ -245,7 +265,11 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	plan := Plan(c, tests)
 	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c, Tests: tests}
 	return lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
-		return Render(c, plan, tests, runs, o.Lab.Traces(), o.Bootstrap, dir)
+		apps := plan.Apps()
+		for _, t := range tests {
+			apps = append(apps, t.Source) // TL's and TL+'s sources
+		}
+		return Render(c, plan, tests, runs, o.Lab.TracesOf(apps), o.Bootstrap, dir)
 	})
 }
 
@@ -272,7 +296,11 @@ func (c Config) Cost(tests []Test) time.Duration {
 		}
 	}
 	p := lab.Pace
-	d := time.Duration(c.Meta.Apps*c.Meta.Rounds)*p.MetaTrain + time.Duration(2*len(sources)*c.Source)*p.DDPG +
+	var d time.Duration
+	if c.From == "" {
+		d = time.Duration(c.Meta.Apps*c.Meta.Rounds) * p.MetaTrain
+	}
+	d += time.Duration(2*len(sources)*c.Source)*p.DDPG +
 		time.Duration(units*c.Episodes)*(p.Meta+2*p.DDPG+p.Rule) + time.Duration(len(apps))*p.Tune
 	if c.Converged > 0 {
 		d += time.Duration(len(apps)) * (time.Duration(c.Converged)*p.DDPG + lab.GreedyEpisodes*p.Rule)

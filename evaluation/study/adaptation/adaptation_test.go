@@ -16,6 +16,7 @@ import (
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab/labtest"
 	"github.com/aware-autoscaler/aware/evaluation/train"
+	"github.com/aware-autoscaler/aware/gym"
 )
 
 // tiny is a study small enough for a unit test.
@@ -177,4 +178,53 @@ func TestRenderGolden(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, rep.Markdown(&b))
 	labtest.Golden(t, "report.golden.md", b.String())
+}
+
+// TestFromMetaTrainFolder: AWARE started from a folder of `aware meta
+// train` (here the study's own meta run's folder, which train.MetaTrain
+// wrote as that command does) adapts exactly as from the study's own run;
+// a folder of another action mapping, or none, is refused before any cell
+// runs.
+func TestFromMetaTrainFolder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains agents")
+	}
+	ctx := context.Background()
+	l := labtest.New(t)
+	root := t.TempDir()
+	p, err := lab.OpenPolicies(filepath.Join(root, "policies"), l)
+	require.NoError(t, err)
+	run := func(dir string, c Config) (study.Report, error) {
+		return Execute(ctx, lab.Run{Lab: l, Policies: p, Dir: filepath.Join(root, dir), Workers: 2, Bootstrap: study.DefaultBootstrap()}, c)
+	}
+	_, err = run("own", tiny())
+	require.NoError(t, err)
+	mt, err := p.LoadMeta(tiny().Meta)
+	require.NoError(t, err)
+	from := tiny()
+	from.From = mt.Dir
+	rep, err := run("from", from)
+	require.NoError(t, err)
+	assert.Contains(t, rep.Paragraphs[0], "AWARE starts from the `aware meta train` run in "+mt.Dir+" (bundles of 4)")
+	own, fromDir := readResults(t, filepath.Join(root, "own")), readResults(t, filepath.Join(root, "from"))
+	require.Len(t, fromDir.Cells, len(own.Cells))
+	for i := range own.Cells {
+		assert.Equal(t, own.Cells[i].Result, fromDir.Cells[i].Result, own.Cells[i].Cell.Key())
+	}
+	assert.Less(t, from.Cost(nil), tiny().Cost(nil), "no meta-training to pay for")
+
+	for _, tc := range []struct {
+		lab  func(*lab.Config)
+		from string
+		want string
+	}{
+		{func(c *lab.Config) {}, filepath.Join(root, "none"), "no meta.ckpt"},
+		{func(c *lab.Config) { c.Mapping = gym.Absolute }, mt.Dir, "acted through relative actions, this lab through absolute"},
+	} {
+		l := labtest.New(t, tc.lab)
+		c := tiny()
+		c.From = tc.from
+		_, err := Execute(ctx, lab.Run{Lab: l, Policies: labtest.Policies(t, l), Dir: t.TempDir(), Bootstrap: study.DefaultBootstrap()}, c)
+		assert.ErrorContains(t, err, tc.want)
+	}
 }

@@ -165,9 +165,13 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 	for _, t := range tests {
 		sources[t.Source] = true
 	}
+	from := fmt.Sprintf("a meta-training run over %d train-split applications × %d rounds (bundles of %d)", c.Meta.Apps, c.Meta.Rounds, c.Meta.M)
+	if c.From != "" {
+		from = fmt.Sprintf("the `aware meta train` run in %s (bundles of %d)", c.From, c.Meta.M)
+	}
 	rep.Paragraphs = []string{
-		fmt.Sprintf("%d A/B tests (seed %d), each adapting to %d test-split applications drawn from its seed: %d units (test × application). Every method has %d episodes per application, reset with the same seeds; TL's and TL+'s source policies train %d episodes on the test's train-split application (%d distinct); AWARE starts from a meta-training run over %d train-split applications × %d rounds (bundles of %d).",
-			len(tests), c.Seed, c.Apps, len(units), c.Episodes, c.Source, len(sources), c.Meta.Apps, c.Meta.Rounds, c.Meta.M),
+		fmt.Sprintf("%d A/B tests (seed %d), each adapting to %d test-split applications drawn from its seed: %d units (test × application). Every method has %d episodes per application, reset with the same seeds; TL's and TL+'s source policies train %d episodes on the test's train-split application (%d distinct); AWARE starts from %s.",
+			len(tests), c.Seed, c.Apps, len(units), c.Episodes, c.Source, len(sources), from),
 		fmt.Sprintf("Converged: from the first episode on which the trailing %d episodes' mean reward stays within %.0f %% of the reference, %s; a method that never stays there counts the whole budget (censored). CPU-s adapting is the wall time of the cell's one goroutine, the meta-training and source training not included.",
 			c.Rule.Window, 100*c.Rule.Tolerance, ref),
 		fmt.Sprintf("Figures are means over units with %.0f %% percentile-bootstrap intervals (%d resamples); ratios are ratios of means, units resampled in pairs. Load: %s.", 100*bs.Level, bs.Resamples, strings.Join(traces, "; ")),

@@ -6,16 +6,21 @@
 // bootstrapping a fresh DDPG agent acts from the first step. The tuned
 // rule-based autoscaler and a converged policy run the same episodes as
 // references. It measures utilisation, SLO violations and reward over
-// those episodes.
+// those episodes. Optional extra arms (Config.Extra, none in Quick or
+// Full) are ablations of the route: BCQ with another perturbation bound,
+// plain DDPG trained on the same records, a fresh PPO agent, and PPO
+// trained first in a simulator fitted from the records.
 package bootstrapping
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/bootstrap"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
@@ -51,6 +56,12 @@ type Config struct {
 	// Converged is the episodes the reference policy trains from scratch.
 	Converged int
 	Seed      uint64
+	// Extra are optional arms run after Arms (BCQArm, OfflineDDPG, PPO,
+	// PPOFitted; none in Quick and Full).
+	Extra []string `json:",omitempty"`
+	// SimEpisodes are the episodes the PPOFitted arm trains in the
+	// simulator fitted from the records (set with that arm only).
+	SimEpisodes int `json:",omitempty"`
 }
 
 // Quick is 5 applications' first 60 episodes, 10 recorded, 2000 offline
@@ -60,8 +71,8 @@ func Quick() Config {
 }
 
 // Full is 20 applications' first 200 episodes, 20 recorded, 5000 offline
-// updates (the `aware bootstrap` defaults), the converged policies 600
-// episodes.
+// updates (the defaults of the removed `aware bootstrap`), the converged
+// policies 600 episodes.
 func Full() Config {
 	return Config{Apps: 20, Episodes: 200, Records: 20, Updates: 5000, Converged: 600, Seed: 1}
 }
@@ -72,8 +83,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bootstrapping: %d applications, %d recorded episodes, %d offline updates and %d converged episodes must be positive, %d episodes more than the recorded, Φ %v not negative",
 			c.Apps, c.Records, c.Updates, c.Converged, c.Episodes, c.Phi)
 	}
-	return nil
+	return c.validateExtra()
 }
+
+// AllArms are Arms and then the extra arms.
+func (c Config) AllArms() []string { return append(slices.Clone(Arms), c.Extra...) }
 
 // Draw draws the study's applications from its seed.
 func (c Config) Draw(l *lab.Lab) ([]string, error) {
@@ -84,7 +98,7 @@ func (c Config) Draw(l *lab.Lab) ([]string, error) {
 func Plan(c Config, apps []string) study.Plan {
 	var p study.Plan
 	for _, a := range apps {
-		for _, arm := range Arms {
+		for _, arm := range c.AllArms() {
 			p = append(p, study.Cell{Arm: arm, App: a, Seed: c.Seed})
 		}
 	}
@@ -95,6 +109,11 @@ func Plan(c Config, apps []string) study.Plan {
 type Run struct {
 	lab.Curve
 	Seconds float64 `json:"seconds"`
+	// OfflineMeanQ is the critic's mean value of the recorded actions
+	// after the offline updates (the extra arms that train on the records).
+	OfflineMeanQ float64 `json:"offlineMeanQ,omitempty"`
+	// Fit is the simulator the PPOFitted arm trained in.
+	Fit *Fit `json:"fit,omitempty"`
 }
 
 // Runner runs the cells.
@@ -152,39 +171,65 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 		}
 		out.Add(eps...)
 	case AWARE:
-		rec, err := l.NewRuleBased(ctx, env, c.App)
+		eps, err := r.handover(ctx, c.App, env, seed, func(steps []agent.Transition, _ []gym.Metrics) (agent.Agent, error) {
+			ag, err := bootstrap.New(gym.StateDim, gym.ActDim, rnd(2), bootstrap.WithPhi(cfg.Phi))
+			if err != nil {
+				return nil, err
+			}
+			if _, err := bootstrap.Offline(ctx, ag, steps, cfg.Updates, nil); err != nil {
+				return nil, fmt.Errorf("offline training: %w", err)
+			}
+			return ag, nil
+		})
 		if err != nil {
 			return Run{}, err
-		}
-		eps, steps, err := train.Record(ctx, env, rec, l.Config().Step, train.Config{Episodes: cfg.Records, Seed: seed, Mapping: m})
-		if err != nil {
-			return Run{}, fmt.Errorf("recording: %w", err)
 		}
 		out.Add(eps...)
-		ag, err := bootstrap.New(gym.StateDim, gym.ActDim, rnd(2), bootstrap.WithPhi(cfg.Phi))
-		if err != nil {
-			return Run{}, err
-		}
-		if _, err := bootstrap.Offline(ctx, ag, steps, cfg.Updates, nil); err != nil {
-			return Run{}, fmt.Errorf("offline training: %w", err)
-		}
-		online, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes - cfg.Records, Seed: seed + uint64(cfg.Records), Explore: true, Mapping: m})
-		if err != nil {
-			return Run{}, err
-		}
-		out.Add(online...)
 	default:
-		return Run{}, fmt.Errorf("bootstrapping: unknown arm %q", c.Arm)
+		if out, err = r.extra(ctx, c, env, seed); err != nil {
+			return Run{}, err
+		}
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// handover runs an arm that bootstraps (Algorithm 1's OFFLINE stage): the
+// application's tuned rule-based autoscaler acts on env for the first
+// Records episodes while every step is recorded (the transitions as an
+// agent would have seen them, and the metrics Prometheus would have
+// reported); ready turns the records into the agent, which then acts and
+// trains online for the other episodes.
+func (r *Runner) handover(ctx context.Context, app string, env gym.Env, seed uint64, ready func(steps []agent.Transition, metrics []gym.Metrics) (agent.Agent, error)) ([]train.Episode, error) {
+	cfg, l := r.Config, r.Lab
+	m := l.Config().Mapping
+	rec, err := l.NewRuleBased(ctx, env, app)
+	if err != nil {
+		return nil, err
+	}
+	var metrics []gym.Metrics
+	observe := func(_, _ int, info gym.Info) { metrics = append(metrics, info.Metrics) }
+	eps, steps, err := train.Record(ctx, env, rec, l.Config().Step, train.Config{Episodes: cfg.Records, Seed: seed, Mapping: m, Observe: observe})
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	ag, err := ready(steps, metrics)
+	if err != nil {
+		return nil, err
+	}
+	online, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes - cfg.Records, Seed: seed + uint64(cfg.Records), Explore: true, Mapping: m})
+	if err != nil {
+		return nil, err
+	}
+	return append(eps, online...), nil
 }
 
 // Cost is the single-core time of the whole study at lab.Pace.
 func (c Config) Cost(apps []string) time.Duration {
 	p := lab.Pace
 	n := time.Duration(len(apps))
-	return n*time.Duration(c.Converged)*p.DDPG + n*time.Duration(c.Episodes)*(2*p.DDPG+2*p.Rule) + n*time.Duration(c.Updates)*time.Millisecond + n*p.Tune
+	return n*time.Duration(c.Converged)*p.DDPG + n*time.Duration(c.Episodes)*(2*p.DDPG+2*p.Rule) + n*time.Duration(c.Updates)*time.Millisecond + n*p.Tune +
+		n*c.extraCost()
 }
 
 // Execute runs the study (the cells not done yet) and reports it.
@@ -199,7 +244,7 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	plan := Plan(c, apps)
 	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c}
 	return lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
-		return Render(c, plan, runs, o.Lab.Traces(), o.Bootstrap, dir)
+		return Render(c, plan, runs, o.Lab.TracesOf(plan.Apps()), o.Bootstrap, dir)
 	})
 }
 

@@ -2,6 +2,7 @@ package bootstrapping
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,4 +87,87 @@ func TestArmsRun(t *testing.T) {
 	assert.Equal(t, runs[Rule].Rewards[:2], runs[AWARE].Rewards[:2], "OFFLINE: the rule-based autoscaler acts")
 	assert.NotEqual(t, runs[Rule].Rewards[2:], runs[AWARE].Rewards[2:], "then the agent acts")
 	assert.Error(t, Config{Apps: 1, Episodes: 2, Records: 2, Updates: 1, Converged: 1}.Validate())
+}
+
+// TestExtraArmsRun runs every extra arm on one application of a small pool
+// (4 episodes, 2 recorded; moved from the removed `aware bootstrap`'s
+// test): the arms, their shared records and the report's ablation
+// tables, not what bootstrapping achieves (issue 16's measurements).
+func TestExtraArmsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains agents")
+	}
+	ctx := context.Background()
+	l := labtest.New(t)
+	c, err := Config{Apps: 1, Episodes: 4, Records: 2, Updates: 70, Converged: 2, Seed: 1}.WithArms([]string{BCQArm(0), "all"}, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BCQ-phi0", "BCQ-phi0.05", OfflineDDPG, PPO, PPOFitted}, c.Extra)
+	apps, err := c.Draw(l)
+	require.NoError(t, err)
+	plan := Plan(c, apps)
+	require.Len(t, plan, len(Arms)+5)
+	r := &Runner{Lab: l, Policies: labtest.Policies(t, l), Config: c}
+	runs := make([]Run, len(plan))
+	byArm := map[string]Run{}
+	for i, cell := range plan {
+		runs[i], err = r.Cell(ctx, cell)
+		require.NoError(t, err, cell.Arm)
+		require.Len(t, runs[i].Rewards, 4, cell.Arm)
+		byArm[cell.Arm] = runs[i]
+	}
+	rule := byArm[Rule]
+	for _, arm := range []string{BCQArm(0), BCQArm(0.05), OfflineDDPG, PPOFitted} {
+		assert.Equal(t, rule.Rewards[:2], byArm[arm].Rewards[:2], "%s: HPA+VPA acted while OFFLINE", arm)
+	}
+	for _, arm := range []string{BCQArm(0), BCQArm(0.05), OfflineDDPG} {
+		assert.NotZero(t, byArm[arm].OfflineMeanQ, "%s trained offline", arm)
+	}
+	assert.Equal(t, byArm[AWARE].Curve, byArm[BCQArm(0)].Curve, "AWARE-bootstrapped is BCQ at Φ = 0")
+	assert.Zero(t, byArm[AWARE].OfflineMeanQ, "the registered arms' cells are as before")
+	assert.Nil(t, byArm[PPO].Fit)
+	fit := byArm[PPOFitted].Fit
+	require.NotNil(t, fit)
+	assert.Len(t, fit.SimRewards, 3)
+	assert.Positive(t, fit.HeldBack.CPURows, "the fit is measured on held-back records")
+	assert.InEpsilon(t, fit.TrueCPU, fit.Fitted.Model.CPU, 0.2, "the fitted CPU per request")
+
+	rep, err := Render(c, plan, runs, l.Traces(), study.DefaultBootstrap(), t.TempDir())
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, rep.Markdown(&b))
+	md := b.String()
+	t.Log(md)
+	for _, want := range []string{"| " + PPOFitted + " | 3 |", "| " + PPO + " | 1 |", "| " + apps[0] + " |", "| BCQ-phi0.05 |"} {
+		assert.Contains(t, md, want)
+	}
+	assert.Contains(t, md, fmt.Sprintf("| T_online: rule-based over the 2 recorded episodes | – | %.3g [", (rule.Rewards[0]+rule.Rewards[1])/2),
+		"T_online is the fallback's reward over the records")
+}
+
+func TestExtraArmsRefused(t *testing.T) {
+	base := Config{Apps: 1, Episodes: 4, Records: 2, Updates: 70, Converged: 2, Seed: 1}
+	for _, tc := range []struct {
+		arms []string
+		sim  int
+		want string
+	}{
+		{[]string{"nope"}, 0, `no arm "nope"`},
+		{[]string{"BCQ-phi-1"}, 0, "a number in [0, 2]"},
+		{[]string{"BCQ-phi3"}, 0, "a number in [0, 2]"},
+		{[]string{"BCQ-phi0.050"}, 0, "written as BCQ-phi0.05"},
+		{[]string{PPO, PPO}, 0, "arm PPO given twice"},
+		{[]string{AWARE}, 0, "no arm"},
+		{[]string{PPO}, 10, "only the PPO-fitted arm trains in one"},
+		{[]string{PPOFitted}, -1, "positive with the PPO-fitted arm"},
+	} {
+		_, err := base.WithArms(tc.arms, tc.sim)
+		assert.ErrorContains(t, err, tc.want, tc.arms)
+	}
+	c, err := base.WithArms(nil, 0)
+	require.NoError(t, err)
+	assert.Equal(t, base, c, "no arms: the registered study")
+	c, err = base.WithArms([]string{PPOFitted}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultSimEpisodes, c.SimEpisodes)
+	assert.Greater(t, c.Cost([]string{"a"}), base.Cost([]string{"a"}))
 }

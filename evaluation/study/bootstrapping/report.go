@@ -45,7 +45,7 @@ func Outcomes(c Config, plan study.Plan, runs []Run) ([]Outcome, error) {
 		out[j].All[cell.Arm], out[j].Acting[cell.Arm] = all, acting
 	}
 	for _, o := range out {
-		for _, arm := range Arms {
+		for _, arm := range c.AllArms() {
 			if _, ok := o.All[arm]; !ok {
 				return nil, fmt.Errorf("bootstrapping: %s: no %s cell", o.App, arm)
 			}
@@ -83,6 +83,9 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	if n := lab.ConvergedNote(c.Converged); n != "" {
 		rep.Paragraphs = append(rep.Paragraphs, n)
 	}
+	if len(c.Extra) > 0 {
+		rep.Paragraphs = append(rep.Paragraphs, extraParagraph(c))
+	}
 	for _, part := range []struct {
 		title  string
 		acting bool
@@ -90,11 +93,18 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		{fmt.Sprintf("All %d episodes, per arm: mean [95 %% CI] over applications", c.Episodes), false},
 		{fmt.Sprintf("Episodes %d–%d (after the records: the bootstrapped agent acts)", c.Records+1, c.Episodes), true},
 	} {
-		t, err := lab.ArmTable(part.title, Arms, lab.Figures, bs, valuesOf(outs, part.acting))
+		t, err := lab.ArmTable(part.title, c.AllArms(), lab.Figures, bs, valuesOf(outs, part.acting))
 		if err != nil {
 			return study.Report{}, err
 		}
 		rep.Tables = append(rep.Tables, t)
+	}
+	if len(c.Extra) > 0 {
+		ts, err := ablationTables(c, plan, runs, bs)
+		if err != nil {
+			return study.Report{}, err
+		}
+		rep.Tables = append(rep.Tables, ts...)
 	}
 	rep.Headlines = lab.Headlines(Name, []lab.Ratio{
 		{Figure: "CPU util, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.CPUUtil, Paper: 1.475},
@@ -110,7 +120,7 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		{"slo.png", "SLO violations over the first episodes", "SLO violations / episode", func(c lab.Curve, e int) float64 { return float64(c.SLOViolations[e]) }},
 	} {
 		curves := plot.Curves{Title: f.title + ", mean over applications", XLabel: "episode", YLabel: f.y, Smooth: 5}
-		for _, arm := range Arms {
+		for _, arm := range c.AllArms() {
 			sum, k := make([]float64, c.Episodes), 0
 			for i, cell := range plan {
 				if cell.Arm == arm {
@@ -131,4 +141,23 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		rep.Figures = append(rep.Figures, study.Figure{File: f.file, Caption: f.title + ", mean over applications"})
 	}
 	return rep, nil
+}
+
+// extraParagraph says what the extra arms ran.
+func extraParagraph(c Config) string {
+	var parts []string
+	for _, arm := range c.Extra {
+		kind, phi, _ := parseExtra(arm)
+		switch kind {
+		case bcqPrefix:
+			parts = append(parts, fmt.Sprintf("%s: as AWARE-bootstrapped with BCQ's Φ = %g", arm, phi))
+		case OfflineDDPG:
+			parts = append(parts, fmt.Sprintf("%s: as AWARE-bootstrapped with plain DDPG trained on the same records instead of BCQ", arm))
+		case PPO:
+			parts = append(parts, fmt.Sprintf("%s: a fresh PPO agent (Gaussian head) acts and trains from the first episode", arm))
+		case PPOFitted:
+			parts = append(parts, fmt.Sprintf("%s: OFFLINE as AWARE-bootstrapped; a simulator of the application is fitted from the recorded metrics (workloads/sim.Fit: CPU per request, working set, service-time quantiles; load replaying the recorded arrivals), a fresh PPO agent trains in it for %d episodes (random start points in the recorded load), then acts and keeps training", arm, c.SimEpisodes))
+		}
+	}
+	return "Extra arms, on the same episodes: " + strings.Join(parts, "; ") + "."
 }

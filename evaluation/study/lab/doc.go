@@ -8,5 +8,6 @@
 // from (a converged policy per application, TL's source policy, the meta
 // checkpoint) are trained once, on demand, and kept as checkpoints beside
 // the study's store, so that a resumed or sharded study reuses them and a
-// shard computes only those its cells need.
+// shard computes only those its cells need; a meta-trained agent may
+// instead come from a folder of `aware meta train` (MetaFrom).
 package lab

@@ -270,8 +270,40 @@ func (p *Policies) metaDir(run MetaRun) string {
 // learner, the meta learner frozen).
 func (p *Policies) LoadMeta(run MetaRun) (*Meta, error) {
 	dir := p.metaDir(run)
+	m, err := p.lab.loadMeta(dir, run)
+	if err != nil {
+		return nil, err
+	}
+	if m.Run.Rounds < run.Rounds {
+		return nil, fmt.Errorf("lab: %s holds %d of %d rounds", dir, m.Run.Rounds, run.Rounds)
+	}
+	m.Run.Rounds = run.Rounds
+	return m, nil
+}
+
+// MetaFrom loads the run of `aware meta train` in dir (the agent and the
+// meta learner that train.MetaTrain checkpointed there, trained with
+// bundles of m trajectories; seed seeds the agent's exploration): a fresh
+// agent and meta learner, the meta learner frozen. The run must have
+// acted through the lab's action mapping. Meta.Run holds m, seed and the
+// rounds the run had finished.
+func (l *Lab) MetaFrom(dir string, m int, seed uint64) (*Meta, error) {
+	mt, err := l.loadMeta(dir, MetaRun{M: m, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	if mt.Mapping != l.cfg.Mapping {
+		return nil, fmt.Errorf("lab: the meta-training run in %s acted through %s actions, this lab through %s", dir, mt.Mapping, l.cfg.Mapping)
+	}
+	return mt, nil
+}
+
+// loadMeta loads the MetaTrain checkpoint in dir into an agent and meta
+// learner built for run (bundles of run.M, weights from run.Seed), the meta
+// learner frozen; Run.Rounds is the rounds the checkpoint holds.
+func (l *Lab) loadMeta(dir string, run MetaRun) (*Meta, error) {
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	ag, f, err := NewMetaLearners(cfg, run.M, run.Seed, 0, ddpg.WithGaussianNoise(p.lab.cfg.Noise))
+	ag, f, err := NewMetaLearners(cfg, run.M, run.Seed, 0, ddpg.WithGaussianNoise(l.cfg.Noise))
 	if err != nil {
 		return nil, err
 	}
@@ -279,10 +311,8 @@ func (p *Policies) LoadMeta(run MetaRun) (*Meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rounds < run.Rounds {
-		return nil, fmt.Errorf("lab: %s holds %d of %d rounds", dir, rounds, run.Rounds)
-	}
 	f.SetMetaUpdates(false)
+	run.Rounds = rounds
 	return &Meta{Run: run, Agent: ag, FLASH: f, Mapping: m, Dir: dir}, nil
 }
 

@@ -1,7 +1,10 @@
 // Package suite runs the scripted studies by name, quick or full, whole
 // or as one shard, puts shards back together, and writes the index of the
 // studies run together (out/index.md) with every headline ratio beside
-// the paper's. `aware study` and `make run` are thin shells over it.
+// the paper's. A Variant changes the registered configurations with
+// options that only some studies take (the bootstrapping study's optional
+// arms, the adaptation study's meta-training folder). `aware study` and
+// `make run` are thin shells over it.
 package suite
 
 import (
@@ -33,11 +36,54 @@ const (
 // Study is one registered study.
 type Study struct {
 	Name, Summary string
-	// Cost is the single-core time the study takes in mode (at
-	// lab.Pace).
-	Cost func(l *lab.Lab, mode string) (time.Duration, error)
-	// Run runs the study in mode.
-	Run func(ctx context.Context, mode string, r lab.Run) (study.Report, error)
+	// Cost is the single-core time the study takes in mode with the
+	// variant (at lab.Pace).
+	Cost func(l *lab.Lab, mode string, v Variant) (time.Duration, error)
+	// Run runs the study in mode with the variant.
+	Run func(ctx context.Context, mode string, v Variant, r lab.Run) (study.Report, error)
+	// Takes are the Variant options the study takes (ArmsOption,
+	// MetaOption); it runs as registered whatever the others are.
+	Takes []string
+}
+
+// Variant is what a run changes in the registered configurations: options
+// that only some studies take. The zero Variant runs every study as
+// registered (Quick or Full).
+type Variant struct {
+	// Arms are optional arms beside a study's own, and SimEpisodes their
+	// budget in a fitted simulator (the bootstrapping study's ablations:
+	// bootstrapping.Config.WithArms). ArmsOption.
+	Arms        []string
+	SimEpisodes int
+	// MetaFrom is the folder of an `aware meta train` run that AWARE
+	// starts from instead of the study's own meta-training run (the
+	// adaptation study: adaptation.Config.From). MetaOption.
+	MetaFrom string
+}
+
+// The Variant options, as Study.Takes names them.
+const (
+	ArmsOption = "optional arms"
+	MetaOption = "a meta-training folder"
+)
+
+// options are the options v sets.
+func (v Variant) options() []string {
+	var out []string
+	if len(v.Arms) > 0 || v.SimEpisodes != 0 {
+		out = append(out, ArmsOption)
+	}
+	if v.MetaFrom != "" {
+		out = append(out, MetaOption)
+	}
+	return out
+}
+
+// Vary is how a study takes a Variant option: Apply changes its
+// configuration by v.
+type Vary[C any] struct {
+	Takes string
+	Apply func(c C, v Variant) (C, error)
 }
 
 // config is what a study's configuration offers the registry.
@@ -45,19 +91,66 @@ type config interface {
 	Estimate(l *lab.Lab) (time.Duration, error)
 }
 
-// Of registers a study by its configurations and Execute.
-func Of[C config](name, summary string, quick, full func() C, execute func(context.Context, lab.Run, C) (study.Report, error)) Study {
-	pick := func(mode string) C {
+// Of registers a study by its configurations, its Execute and the Variant
+// options it takes.
+func Of[C config](name, summary string, quick, full func() C, execute func(context.Context, lab.Run, C) (study.Report, error), vary ...Vary[C]) Study {
+	pick := func(mode string, v Variant) (C, error) {
+		c := quick()
 		if mode == Full {
-			return full()
+			c = full()
 		}
-		return quick()
+		set := v.options()
+		for _, o := range vary {
+			if !slices.Contains(set, o.Takes) {
+				continue
+			}
+			var err error
+			if c, err = o.Apply(c, v); err != nil {
+				return c, err
+			}
+		}
+		return c, nil
 	}
-	return Study{Name: name, Summary: summary,
-		Cost: func(l *lab.Lab, mode string) (time.Duration, error) { return pick(mode).Estimate(l) },
-		Run: func(ctx context.Context, mode string, r lab.Run) (study.Report, error) {
-			return execute(ctx, r, pick(mode))
+	s := Study{Name: name, Summary: summary,
+		Cost: func(l *lab.Lab, mode string, v Variant) (time.Duration, error) {
+			c, err := pick(mode, v)
+			if err != nil {
+				return 0, err
+			}
+			return c.Estimate(l)
+		},
+		Run: func(ctx context.Context, mode string, v Variant, r lab.Run) (study.Report, error) {
+			c, err := pick(mode, v)
+			if err != nil {
+				return study.Report{}, err
+			}
+			return execute(ctx, r, c)
 		}}
+	for _, o := range vary {
+		s.Takes = append(s.Takes, o.Takes)
+	}
+	return s
+}
+
+// checkVariant refuses a variant option that none of studies takes.
+func checkVariant(studies []Study, v Variant) error {
+	takes := func(o string) func(Study) bool { return func(s Study) bool { return slices.Contains(s.Takes, o) } }
+	for _, o := range v.options() {
+		if slices.ContainsFunc(studies, takes(o)) {
+			continue
+		}
+		var names, takers []string
+		for _, s := range studies {
+			names = append(names, s.Name)
+		}
+		for _, s := range registry {
+			if takes(o)(s) {
+				takers = append(takers, s.Name)
+			}
+		}
+		return fmt.Errorf("%s: taken by %s, none of the studies named (%s)", o, strings.Join(takers, ", "), strings.Join(names, ", "))
+	}
+	return nil
 }
 
 var registry []Study
@@ -91,11 +184,18 @@ func init() {
 	Register(Of(characterisation.Name, "what a converged policy loses when moved to a new application or hit by a scenario; early training vs rule-based (paper §2.3)",
 		characterisation.Quick, characterisation.Full, characterisation.Execute))
 	Register(Of(adaptation.Name, "AWARE vs TL vs TL+ adapting to new applications (paper §5.2)",
-		adaptation.Quick, adaptation.Full, adaptation.Execute))
+		adaptation.Quick, adaptation.Full, adaptation.Execute,
+		Vary[adaptation.Config]{Takes: MetaOption, Apply: func(c adaptation.Config, v Variant) (adaptation.Config, error) {
+			c.From = v.MetaFrom
+			return c, nil
+		}}))
 	Register(Of(serving.Name, "converged agents under the instability scenarios: AWARE's retraining vs none vs rule-based vs converged (paper §5.3)",
 		serving.Quick, serving.Full, serving.Execute))
 	Register(Of(bootstrapping.Name, "the first episodes of a new application: AWARE with bootstrapping vs without vs rule-based vs converged (paper §5.4)",
-		bootstrapping.Quick, bootstrapping.Full, bootstrapping.Execute))
+		bootstrapping.Quick, bootstrapping.Full, bootstrapping.Execute,
+		Vary[bootstrapping.Config]{Takes: ArmsOption, Apply: func(c bootstrapping.Config, v Variant) (bootstrapping.Config, error) {
+			return c.WithArms(v.Arms, v.SimEpisodes)
+		}}))
 }
 
 // Options are a run of studies.
@@ -113,6 +213,8 @@ type Options struct {
 	Command string
 	// DryRun prints the expected wall times and stops.
 	DryRun bool
+	// Variant changes the registered configurations.
+	Variant Variant
 }
 
 // Run runs the named studies in order and, when they ran whole, writes
@@ -132,6 +234,9 @@ func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) 
 		}
 		studies[i] = s
 	}
+	if err := checkVariant(studies, o.Variant); err != nil {
+		return nil, err
+	}
 	l, err := lab.New(o.Lab)
 	if err != nil {
 		return nil, err
@@ -143,7 +248,7 @@ func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) 
 	var total time.Duration
 	costs := make([]time.Duration, len(studies))
 	for i, s := range studies {
-		if costs[i], err = s.Cost(l, o.Mode); err != nil {
+		if costs[i], err = s.Cost(l, o.Mode, o.Variant); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 		total += costs[i]
@@ -162,7 +267,7 @@ func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) 
 		began := time.Now()
 		dir := filepath.Join(o.Out, s.Name)
 		fmt.Fprintf(o.Log, "%s: %s; expected %s → %s\n", s.Name, s.Summary, expected(costs[i], workers, o.Shard), dir)
-		rep, err := s.Run(ctx, o.Mode, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: o.Shard, Workers: workers, Progress: o.Progress,
+		rep, err := s.Run(ctx, o.Mode, o.Variant, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: o.Shard, Workers: workers, Progress: o.Progress,
 			Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l)})
 		if errors.Is(err, study.ErrShard) {
 			fmt.Fprintf(o.Log, "%s: shard %s saved in %s (%s); run `aware study merge %s --out DIR SHARD-DIRS…` once every shard is done\n", s.Name, o.Shard, dir, time.Since(began).Round(time.Second), s.Name)
@@ -198,6 +303,9 @@ func Merge(ctx context.Context, name string, shards []string, o Options) (study.
 	if err != nil {
 		return study.Report{}, err
 	}
+	if err := checkVariant([]Study{s}, o.Variant); err != nil {
+		return study.Report{}, err
+	}
 	dir := filepath.Join(o.Out, name)
 	if err := study.MergeDirs(dir, shards...); err != nil {
 		return study.Report{}, err
@@ -207,7 +315,7 @@ func Merge(ctx context.Context, name string, shards []string, o Options) (study.
 		return study.Report{}, err
 	}
 	// Rendering runs no cell: no policies are needed.
-	return s.Run(ctx, o.Mode, lab.Run{Lab: l, Dir: dir, Shard: study.All, Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l), RenderOnly: true})
+	return s.Run(ctx, o.Mode, o.Variant, lab.Run{Lab: l, Dir: dir, Shard: study.All, Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l), RenderOnly: true})
 }
 
 // expected is the wall time of single-core time d on workers, for one

@@ -3,6 +3,8 @@ package suite
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,8 +20,8 @@ import (
 // fake is a study registered by the test: one cell per test-split
 // application of a draw, its result the application's index.
 var fake = Study{Name: "fake", Summary: "a test study",
-	Cost: func(*lab.Lab, string) (time.Duration, error) { return 4 * time.Second, nil },
-	Run: func(ctx context.Context, mode string, e lab.Run) (study.Report, error) {
+	Cost: func(*lab.Lab, string, Variant) (time.Duration, error) { return 4 * time.Second, nil },
+	Run: func(ctx context.Context, mode string, _ Variant, e lab.Run) (study.Report, error) {
 		plan := study.Plan{{Arm: "a", App: "app-0001", Seed: 1}, {Arm: "a", App: "app-0002", Seed: 1}}
 		spec := study.Spec[int]{Name: "fake", Dir: e.Dir, Config: mode, Plan: plan, Shard: e.Shard, Workers: e.Workers,
 			Cell: func(_ context.Context, c study.Cell) (int, error) { return len(c.App), nil },
@@ -88,4 +90,71 @@ func TestRunShardsMergeAndIndex(t *testing.T) {
 	assert.ErrorContains(t, err, `no study "nope"`)
 	_, err = Merge(ctx, "fake", []string{t.TempDir()}, Options{Out: t.TempDir(), Mode: Quick, Lab: smallLab()})
 	assert.ErrorContains(t, err, "is not a study's folder")
+}
+
+// sized is a configuration whose cost is its size in seconds.
+type sized struct{ N int }
+
+func (s sized) Estimate(*lab.Lab) (time.Duration, error) {
+	return time.Duration(s.N) * time.Second, nil
+}
+
+// TestVariant: a study takes the Variant options it declares and ignores
+// the others; an option that no study named takes is refused.
+func TestVariant(t *testing.T) {
+	s := Of("sized", "a test study", func() sized { return sized{1} }, func() sized { return sized{10} },
+		func(context.Context, lab.Run, sized) (study.Report, error) { return study.Report{}, nil },
+		Vary[sized]{Takes: ArmsOption, Apply: func(c sized, v Variant) (sized, error) {
+			if v.SimEpisodes < 0 {
+				return c, errors.New("negative")
+			}
+			c.N += len(v.Arms) + v.SimEpisodes
+			return c, nil
+		}})
+	assert.Equal(t, []string{ArmsOption}, s.Takes)
+	for _, tc := range []struct {
+		mode string
+		v    Variant
+		want time.Duration
+		err  string
+	}{
+		{Quick, Variant{}, time.Second, ""},
+		{Full, Variant{}, 10 * time.Second, ""},
+		{Quick, Variant{Arms: []string{"a", "b"}}, 3 * time.Second, ""},
+		{Full, Variant{SimEpisodes: 5}, 15 * time.Second, ""},
+		{Quick, Variant{MetaFrom: "dir"}, time.Second, ""},
+		{Quick, Variant{SimEpisodes: -1}, 0, "negative"},
+	} {
+		d, err := s.Cost(nil, tc.mode, tc.v)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.v)
+			continue
+		}
+		require.NoError(t, err, tc.v)
+		assert.Equal(t, tc.want, d, tc.v)
+	}
+
+	o := Options{Out: t.TempDir(), Mode: Quick, Lab: smallLab(), Log: io.Discard}
+	for _, tc := range []struct {
+		names []string
+		v     Variant
+		want  string
+	}{
+		{[]string{"fake"}, Variant{Arms: []string{"PPO"}}, "optional arms: taken by bootstrapping, none of the studies named (fake)"},
+		{[]string{"fake", "serving"}, Variant{MetaFrom: "dir"}, "a meta-training folder: taken by adaptation, none of the studies named (fake, serving)"},
+		{[]string{"fake"}, Variant{SimEpisodes: 3}, "optional arms: taken by bootstrapping"},
+	} {
+		o.Variant = tc.v
+		_, err := Run(context.Background(), tc.names, o)
+		assert.ErrorContains(t, err, tc.want, tc.names)
+		_, err = Merge(context.Background(), tc.names[0], []string{t.TempDir()}, o)
+		assert.ErrorContains(t, err, tc.want[:20], tc.names)
+	}
+	o.Variant, o.DryRun = Variant{Arms: []string{"nope"}}, true
+	o.Lab.PoolSize = 100
+	_, err := Run(context.Background(), []string{"bootstrapping"}, o)
+	assert.ErrorContains(t, err, `bootstrapping: no arm "nope"`)
+	o.Variant = Variant{Arms: []string{"PPO"}}
+	_, err = Run(context.Background(), []string{"bootstrapping", "serving"}, o)
+	assert.NoError(t, err, "a dry run of the variant")
 }
