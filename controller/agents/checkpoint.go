@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // Checkpoint files in an agent's folder.
@@ -63,33 +64,13 @@ func ReadState(dir string) (State, error) {
 	return st, nil
 }
 
-// writeState writes st to dir atomically (a temporary file renamed over
-// the old one, both synced).
+// writeState writes st to dir atomically (internal/atomicfile).
 func writeState(dir string, st State) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, stateFile)
-	f, err := os.CreateTemp(dir, stateFile+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(dir, stateFile), append(b, '\n'), 0o600)
 }
 
 // quarantine moves an unreadable checkpoint folder aside (nothing is

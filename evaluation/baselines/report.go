@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/aware-autoscaler/aware/evaluation/pool"
+	"github.com/aware-autoscaler/aware/internal/quantile"
 )
 
 // Report is a whole run: what was simulated and each baseline's result.
@@ -45,7 +45,7 @@ func StatsOf(shape []float64) ShapeStats {
 			idle++
 		}
 	}
-	return ShapeStats{P95: pool.Quantile(shape, 0.95), Idle: float64(idle) / float64(len(shape))}
+	return ShapeStats{P95: quantile.NearestRank(shape, 0.95), Idle: float64(idle) / float64(len(shape))}
 }
 
 // WriteMarkdown prints the report as a Markdown table with its context.

@@ -12,8 +12,8 @@ import (
 	"github.com/aware-autoscaler/aware/controller/recommender/hpa"
 	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
 	"github.com/aware-autoscaler/aware/controller/recommender/vpa"
-	"github.com/aware-autoscaler/aware/evaluation/pool"
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/internal/quantile"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -254,7 +254,7 @@ func summarize(name string, acc []accum, steps int) Result {
 
 // quantiles are x's p10, p50 and p90 (nearest rank).
 func quantiles(x []float64) Quantiles {
-	return Quantiles{P10: pool.Quantile(x, 0.1), P50: pool.Quantile(x, 0.5), P90: pool.Quantile(x, 0.9)}
+	return Quantiles{P10: quantile.NearestRank(x, 0.1), P50: quantile.NearestRank(x, 0.5), P90: quantile.NearestRank(x, 0.9)}
 }
 
 // drive runs cl (reset by drive) with one autoscaler per application from

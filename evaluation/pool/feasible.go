@@ -3,7 +3,6 @@ package pool
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -55,16 +54,4 @@ func Feasible(prof *calibration.Profile, app sim.App, load float64, b gym.Bounds
 		}
 	}
 	return f, nil
-}
-
-// Quantile is the q-quantile (nearest rank) of x, such as a load shape; 0
-// when x is empty.
-func Quantile(x []float64, q float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	k := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[max(0, min(k, len(s)-1))]
 }

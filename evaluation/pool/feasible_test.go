@@ -10,6 +10,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/internal/quantile"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -32,7 +33,7 @@ func TestEverySLOIsFeasible(t *testing.T) {
 	b := gym.DefaultBounds()
 	var cores []float64
 	for i, a := range simApps {
-		load := Quantile(sh.Shapes[apps[i].Load.Source], 0.95) * a.Load.Scale
+		load := quantile.NearestRank(sh.Shapes[apps[i].Load.Source], 0.95) * a.Load.Scale
 		f, err := Feasible(prof, a, load, b, 30, sim.DefaultOverheads())
 		require.NoError(t, err)
 		if !assert.True(t, f.OK, "%s (%v, SLO %v) has no allocation within %+v meeting its SLO at its p95 load %.1f req/s", a.Name, apps[i].Spec.Segments, a.SLO, b, load) {
@@ -48,7 +49,7 @@ func TestEverySLOIsFeasible(t *testing.T) {
 }
 
 func quantilesOf(x []float64) [4]float64 {
-	return [4]float64{Quantile(x, 0.1), Quantile(x, 0.5), Quantile(x, 0.9), Quantile(x, 1)}
+	return [4]float64{quantile.NearestRank(x, 0.1), quantile.NearestRank(x, 0.5), quantile.NearestRank(x, 0.9), quantile.NearestRank(x, 1)}
 }
 
 func TestFeasible(t *testing.T) {

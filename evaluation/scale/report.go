@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/aware-autoscaler/aware/internal/quantile"
 )
 
 // Result is what one run measured.
@@ -340,7 +342,7 @@ func roundQuantiles(rounds []Round) (p50, p95, longest time.Duration, n int) {
 		return 0, 0, 0, 0
 	}
 	slices.Sort(d)
-	return quantile(d, 0.5), quantile(d, 0.95), d[len(d)-1], len(d)
+	return d[quantile.NearestRankIndex(len(d), 0.5)], d[quantile.NearestRankIndex(len(d), 0.95)], d[len(d)-1], len(d)
 }
 
 func roundMeasured(rd Round) string {

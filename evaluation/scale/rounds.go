@@ -39,9 +39,3 @@ func roundOf(T time.Time, want int, c counters) (Round, bool) {
 		Written:  written, Unchanged: steps - written,
 	}, true
 }
-
-// quantile is the nearest-rank q-quantile of sorted.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/internal/quantile"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -83,7 +84,7 @@ func MedianOf(runs []Measured) Measured {
 		c, t, p, m = append(c, r.CPU), append(t, r.Throughput), append(p, r.P95), append(m, r.Memory)
 		cl, p50 = append(cl, r.Client), append(p50, r.P50)
 	}
-	return Measured{CPU: median(c), Throughput: median(t), P95: median(p), Memory: median(m), Client: median(cl), P50: median(p50)}
+	return Measured{CPU: quantile.Median(c), Throughput: quantile.Median(t), P95: quantile.Median(p), Memory: quantile.Median(m), Client: quantile.Median(cl), P50: quantile.Median(p50)}
 }
 
 // Repeatability is the median, over rows run more than once, of the spread
@@ -107,7 +108,7 @@ func Repeatability(rows []Row) (spread float64, ok bool) {
 	if len(xs) == 0 {
 		return 0, false
 	}
-	return median(xs), true
+	return quantile.Median(xs), true
 }
 
 // Errors are absolute percentage errors of the simulation against reality.
@@ -222,19 +223,7 @@ func Summary(rows []Row) Measured {
 		e := r.Errors()
 		c, t, p, m = append(c, e.CPU), append(t, e.Throughput), append(p, e.P95), append(m, e.Memory)
 	}
-	return Measured{CPU: median(c), Throughput: median(t), P95: median(p), Memory: median(m)}
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return Measured{CPU: quantile.Median(c), Throughput: quantile.Median(t), P95: quantile.Median(p), Memory: quantile.Median(m)}
 }
 
 // WriteMarkdown prints the table, the medians and whether each meets its

@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
+	"github.com/aware-autoscaler/aware/internal/quantile"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 )
 
@@ -162,9 +162,9 @@ func Run(ctx context.Context, targets []Target, opts Options, measure Measurer, 
 		}
 	}
 	for i := range entries {
-		entries[i].CPUSeconds = median(entries[i].CPUSecondsRepeats)
+		entries[i].CPUSeconds = quantile.Median(entries[i].CPUSecondsRepeats)
 		if len(entries[i].ServiceCPURepeats) > 0 {
-			entries[i].ServiceCPUSeconds = median(entries[i].ServiceCPURepeats)
+			entries[i].ServiceCPUSeconds = quantile.Median(entries[i].ServiceCPURepeats)
 		}
 	}
 	p.Entries = entries
@@ -271,9 +271,9 @@ func measureTarget(ctx context.Context, t Target, env segments.Env, opts Options
 		roundCPU = append(roundCPU, (after.cpu-before.cpu).Seconds()/float64(n))
 		total.add(after.sub(before))
 	}
-	e.CPUSecondsRepeats = append(e.CPUSecondsRepeats, median(roundCPU))
+	e.CPUSecondsRepeats = append(e.CPUSecondsRepeats, quantile.Median(roundCPU))
 	if len(roundSvc) > 0 {
-		e.ServiceCPURepeats = append(e.ServiceCPURepeats, median(roundSvc))
+		e.ServiceCPURepeats = append(e.ServiceCPURepeats, quantile.Median(roundSvc))
 	}
 	if !first {
 		return nil
@@ -281,7 +281,7 @@ func measureTarget(ctx context.Context, t Target, env segments.Env, opts Options
 	n := float64(len(walls))
 	e.Segment, e.Unit, e.Size, e.Requests = t.Segment, info.Unit, t.Size, len(walls)
 	e.ServiceMean, e.ServiceCV = meanCV(walls)
-	e.ServiceP95 = quantile(walls, 0.95)
+	e.ServiceP95 = quantile.Linear(walls, 0.95)
 	e.AllocBytes = float64(total.allocBytes) / n
 	e.ReadBytes = float64(total.rchar) / n
 	e.WriteBytes = float64(total.wchar) / n
@@ -368,21 +368,4 @@ func meanCV(xs []float64) (mean, cv float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss/float64(len(xs)-1)) / mean
-}
-
-// quantile returns the q-quantile of xs by linear interpolation.
-func quantile(xs []float64, q float64) float64 {
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	pos := q * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (pos-float64(lo))*(s[hi]-s[lo])
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	return quantile(xs, 0.5)
 }

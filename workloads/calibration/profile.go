@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // Version is the profile format version this package reads and writes.
@@ -188,23 +189,7 @@ func (p *Profile) Save(path string) error {
 		return err
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".profile-*.json")
-	if err != nil {
-		return fmt.Errorf("save profile: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("save profile: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("save profile: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save profile: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("save profile: %w", err)
 	}
 	return nil
