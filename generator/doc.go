@@ -12,5 +12,11 @@
 // tightness, environments, trace sources, split). It also gives the pool its
 // simulator form (SimApps): each app's chain, node, SLO and initial
 // allocation, and its load as a trace shape at the simulation step (LoadShapes:
-// the real traces when present, seeded synthetic stand-ins otherwise).
+// per source, the real trace in the traces folder when present, else the
+// repository's shipped copy (NASA, Azure LLM), else the synthetic model fitted
+// to the trace (Twitter), else a seeded synthetic stand-in), and SimEnvs
+// drives chosen applications of the pool as simulated gym environments.
+// FirstApps, Simulated, AppIndex and WritePool are the pool's first n apps,
+// their simulator form with their shapes, an app's index from its name, and
+// the pool written with its summary, as the commands use them.
 package generator

@@ -12,7 +12,6 @@ func subcommands() []*cobra.Command {
 		newSimCmd(),
 		newTrainCmd(),
 		newMetaCmd(),
-		newBootstrapCmd(),
 		newCompareCmd(),
 		newBenchCmd(),
 		newGenerateCmd(),

@@ -5,9 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,60 +22,38 @@ func TestRootListsSubcommands(t *testing.T) {
 	}
 }
 
-func TestBuildSchedule(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		trace string
-		rate  float64
-		want  int // arrivals, -1 for "about rate × length"
-	}{
-		{"constant", traceConstant, 20, 200},
-		{"poisson", tracePoisson, 20, -1},
-		{"synthetic", traceSynthetic, 20, -1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := buildSchedule(tc.trace, tc.rate, 0, 10*time.Second, 3)
-			require.NoError(t, err)
-			require.NoError(t, s.Validate())
-			if tc.want >= 0 {
-				assert.Len(t, s.Arrivals, tc.want)
-			} else {
-				assert.InDelta(t, 200, len(s.Arrivals), 60)
+// Every group command refuses an unknown subcommand (a non-zero exit);
+// a group with no run of its own prints its help when given none.
+func TestUnknownSubcommandsAreRefused(t *testing.T) {
+	var groups [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			if sub.HasSubCommands() {
+				p := append(append([]string(nil), path...), sub.Name())
+				groups = append(groups, p)
+				walk(sub, p)
 			}
-			again, err := buildSchedule(tc.trace, tc.rate, 0, 10*time.Second, 3)
-			require.NoError(t, err)
-			assert.Equal(t, s.Arrivals, again.Arrivals, "same seed, same schedule")
+		}
+	}
+	walk(newRootCmd(), nil)
+	require.GreaterOrEqual(t, len(groups), 8, "the group commands were found")
+	for _, p := range groups {
+		t.Run(strings.Join(p, " "), func(t *testing.T) {
+			r := newRootCmd()
+			var out bytes.Buffer
+			r.SetOut(&out)
+			r.SetErr(&out)
+			r.SetArgs(append(p, "no-such-subcommand"))
+			assert.ErrorContains(t, r.Execute(), `"no-such-subcommand"`, "refused, naming it")
 		})
 	}
-	_, err := buildSchedule("/nonexistent/trace.txt", 10, 0, time.Second, 1)
-	assert.ErrorContains(t, err, "/nonexistent/trace.txt")
-	_, err = buildSchedule(traceSynthetic, 10, 0, 0, 1)
-	assert.ErrorContains(t, err, "--duration")
-}
-
-func TestServerCounters(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	mk := func(name string) *prometheus.CounterVec {
-		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name}, []string{"reason"})
-		reg.MustRegister(c)
-		return c
-	}
-	mk("aware_workload_requests_received_total").WithLabelValues("").Add(5)
-	mk("aware_workload_requests_processed_total").WithLabelValues("").Add(3)
-	failed := mk("aware_workload_requests_failed_total")
-	failed.WithLabelValues("error").Add(1)
-	failed.WithLabelValues("overload").Add(1)
-	r, p, f, err := serverCounters(reg)
-	require.NoError(t, err)
-	assert.Equal(t, []float64{5, 3, 2}, []float64{r, p, f})
-
-	_, _, _, err = serverCounters(prometheus.NewRegistry())
-	assert.ErrorContains(t, err, "request counters missing")
-}
-
-func TestStartServicesRejectsUnknownMode(t *testing.T) {
-	_, _, err := startServices(t.Context(), "cloud", t.TempDir(), nil)
-	assert.ErrorContains(t, err, `--services "cloud"`)
+	r := newRootCmd()
+	var out bytes.Buffer
+	r.SetOut(&out)
+	r.SetArgs([]string{"sim"})
+	require.NoError(t, r.Execute())
+	assert.Contains(t, out.String(), "Available Commands")
 }
 
 // TestAgentsRefusesBadFlags: `aware agents` names each bad flag before it

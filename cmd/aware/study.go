@@ -22,18 +22,29 @@ type studyFlags struct {
 	dryRun      bool
 	out         string
 	lab         lab.Config
+	variant     suite.Variant
+}
+
+// poolFlags registers the generated pool and the simulation that the
+// studies and the meta commands run on, into c.
+func poolFlags(f *pflag.FlagSet, c *lab.Config) {
+	f.IntVar(&c.PoolSize, "pool", c.PoolSize, "size of the generated pool the applications are drawn from")
+	f.Int64Var(&c.PoolSeed, "pool-seed", c.PoolSeed, "seed of the generated pool")
+	tracesFlag(f, &c.Traces)
+	f.DurationVar(&c.Step, "step", c.Step, "simulation step")
 }
 
 func (fl *studyFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&fl.quick, "quick", false, "the quick studies (the default): minutes each on 2 cores, showing the direction of each effect")
 	f.BoolVar(&fl.full, "full", false, "the paper's scale (R = 100 A/B tests × 10 applications, every scenario); prints its expected wall time first")
 	f.StringVar(&fl.out, "out", "out", "output root: <out>/<study>/ (report.md, results.json, plots), <out>/policies/, <out>/index.md")
-	f.IntVar(&fl.lab.PoolSize, "pool", fl.lab.PoolSize, "size of the generated pool the applications are drawn from")
-	f.Int64Var(&fl.lab.PoolSeed, "pool-seed", fl.lab.PoolSeed, "seed of the generated pool")
-	f.StringVar(&fl.lab.Traces, "traces", fl.lab.Traces, "folder of the real traces (NASA, Twitter, Azure LLM); synthetic shapes when absent")
+	poolFlags(f, &fl.lab)
 	f.StringVar(&fl.lab.Trace, "trace", "", "one trace file in any supported format (workloads/trace) that drives every application instead: rerun a study on your own load")
-	f.DurationVar(&fl.lab.Step, "step", fl.lab.Step, "simulation step")
+	f.Float64Var(&fl.lab.Noise, "noise", fl.lab.Noise, "standard deviation of every agent's Gaussian exploration noise")
 	actionsFlag(f, &fl.lab.Mapping)
+	f.StringSliceVar(&fl.variant.Arms, "arms", nil, "bootstrapping: optional arms beside its own: BCQ-phi<Φ> (e.g. BCQ-phi0.05), offline-DDPG, PPO, PPO-fitted; all for BCQ-phi0.05,offline-DDPG,PPO,PPO-fitted")
+	f.IntVar(&fl.variant.SimEpisodes, "sim-episodes", 0, "bootstrapping, with --arms PPO-fitted: episodes PPO trains in the fitted simulator (default 1500)")
+	f.StringVar(&fl.variant.MetaFrom, "meta", "", "adaptation: AWARE starts from this aware meta train folder (bundles of 20) instead of meta-training its own")
 }
 
 func (fl *studyFlags) mode() (string, error) {
@@ -75,11 +86,17 @@ a whole run writes <out>/index.md linking the reports, with every headline ratio
 n machines share a study; put their folders together with aware study merge.
 
 Policies several cells start from (converged policies, TL's sources, the meta-training run)
-are trained once and kept in <out>/policies/<hash of the pool and simulation>.`,
+are trained once and kept in <out>/policies/<hash of the pool and simulation>.
+
+--arms adds optional arms to the bootstrapping study (ablations of the route, with T_online,
+each arm's first acting episode, the offline critics and the fitted simulators' errors in
+its report); --meta lets the adaptation study's AWARE start from an aware meta train run.`,
 		Example: `  aware study --quick                       # all four, as make run does
   aware study adaptation --full --shard 2/4 --out shard2
   aware study merge adaptation --full --out out shard1 shard2 shard3 shard4
-  aware study serving --trace my-load.csv --out out/mine`,
+  aware study serving --trace my-load.csv --out out/mine
+  aware study bootstrapping --full --arms all --out out/ablations
+  aware study adaptation --meta out/meta --out out/from-meta`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := fl.mode()
@@ -99,7 +116,7 @@ are trained once and kept in <out>/policies/<hash of the pool and simulation>.`,
 				args = names
 			}
 			entries, err := suite.Run(cmd.Context(), args, suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Shard: shard, Workers: fl.workers,
-				Progress: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Command: strings.Join(os.Args, " "), DryRun: fl.dryRun})
+				Progress: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Command: strings.Join(os.Args, " "), DryRun: fl.dryRun, Variant: fl.variant})
 			if err != nil {
 				return err
 			}
@@ -136,14 +153,15 @@ func newStudyMergeCmd() *cobra.Command {
 		Long: `Copies the cells of the shards' study folders (each the <out>/<study> folder of an
 aware study --shard i/n run of the same configuration) into <out>/<study>, refusing folders
 of another configuration and a cell that two shards computed differently, then writes the
-report as an unsharded run would. Give the same --quick/--full and pool flags as the shards.`,
+report as an unsharded run would. Give the same --quick/--full, pool, --arms and --meta flags
+as the shards.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := fl.mode()
 			if err != nil {
 				return err
 			}
-			rep, err := suite.Merge(cmd.Context(), args[0], args[1:], suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Log: cmd.OutOrStdout()})
+			rep, err := suite.Merge(cmd.Context(), args[0], args[1:], suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Log: cmd.OutOrStdout(), Variant: fl.variant})
 			if err != nil {
 				return err
 			}

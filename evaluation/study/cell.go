@@ -54,6 +54,19 @@ func (c Cell) validate() error {
 // Plan is a study's cells in a fixed order.
 type Plan []Cell
 
+// Apps are the applications of p's cells, each once, in plan order.
+func (p Plan) Apps() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range p {
+		if !seen[c.App] {
+			seen[c.App] = true
+			out = append(out, c.App)
+		}
+	}
+	return out
+}
+
 // Validate refuses invalid cells and two cells with the same key.
 func (p Plan) Validate() error {
 	seen := make(map[string]int, len(p))

@@ -66,7 +66,7 @@ const DefaultNoise = 0.05
 // the HPA target search of `aware run` (a day's calibration window, its
 // first hour not counted, at most 1 % of steps violating the SLO).
 func DefaultConfig() Config {
-	return Config{PoolSize: 1000, PoolSeed: 1, Traces: "../shared/traces", Step: 30 * time.Second, ShapeSeed: 1,
+	return Config{PoolSize: 1000, PoolSeed: 1, Traces: generator.TracesDir, Step: 30 * time.Second, ShapeSeed: 1,
 		Noise: DefaultNoise, Mapping: gym.Relative,
 		Tune: Tune{Steps: 2880, Warmup: 120, MaxViolations: 0.01}}
 }
@@ -137,6 +137,25 @@ func (l *Lab) Traces() []string {
 	var out []string
 	for _, src := range slices.Sorted(maps.Keys(l.origin)) {
 		out = append(out, src+": "+l.origin[src])
+	}
+	return out
+}
+
+// TracesOf is Traces with, per source, how many of apps (names, each
+// counted once; unknown names are not counted) it drives: which of a
+// study's applications ran on which load ("twitter: fitted to
+// twitter-….txt.gz (3 of 12 applications)").
+func (l *Lab) TracesOf(apps []string) []string {
+	count, seen := map[string]int{}, map[string]bool{}
+	for _, name := range apps {
+		if i, ok := l.index[name]; ok && !seen[name] {
+			seen[name] = true
+			count[l.apps[i].Load.Source]++
+		}
+	}
+	var out []string
+	for _, src := range slices.Sorted(maps.Keys(l.origin)) {
+		out = append(out, fmt.Sprintf("%s: %s (%d of %d applications)", src, l.origin[src], count[src], len(seen)))
 	}
 	return out
 }

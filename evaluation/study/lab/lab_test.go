@@ -2,10 +2,12 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +50,21 @@ func TestLabPoolSplitsAndDraws(t *testing.T) {
 	assert.ErrorContains(t, err, `no application "app-9999" in the pool of 60 (seed 1)`)
 	for _, tr := range l.Traces() {
 		assert.Contains(t, tr, "synthetic")
+	}
+
+	// TracesOf counts which of a study's applications each source drove.
+	names := l.Split(generator.SplitTest)[:5]
+	bySource := map[string]int{}
+	for _, n := range names {
+		a, _, err := l.App(n)
+		require.NoError(t, err)
+		bySource[a.Load.Source]++
+	}
+	of := l.TracesOf(append(names, names[0], "app-9999"))
+	require.Len(t, of, len(l.Traces()))
+	for i, tr := range l.Traces() {
+		src, _, _ := strings.Cut(tr, ":")
+		assert.Equal(t, fmt.Sprintf("%s (%d of 5 applications)", tr, bySource[src]), of[i], "repeats and unknown names not counted")
 	}
 }
 

@@ -255,7 +255,7 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	plan := Plan(c, units)
 	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c}
 	return lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
-		return Render(c, plan, runs, o.Lab.Traces(), o.Bootstrap, dir)
+		return Render(c, plan, runs, o.Lab.TracesOf(plan.Apps()), o.Bootstrap, dir)
 	})
 }
 
