@@ -15,8 +15,12 @@ package adaptation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
@@ -252,11 +256,25 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	if err := c.Validate(); err != nil {
 		return study.Report{}, err
 	}
-	if c.From != "" && !o.RenderOnly {
-		// A folder that cannot serve is refused before any cell runs.
-		if _, err := o.Lab.MetaFrom(c.From, c.Meta.M, c.Meta.Seed); err != nil {
+	var recorded any = c
+	if c.From != "" {
+		if !o.RenderOnly {
+			// A folder that cannot serve is refused before any cell runs.
+			if _, err := o.Lab.MetaFrom(c.From, c.Meta.M, c.Meta.Seed); err != nil {
+				return study.Report{}, fmt.Errorf("AWARE's meta-training run: %w", err)
+			}
+		}
+		// The folder's checkpoint, not only its path, keys the cells: a
+		// run trained again in the same folder gives other cells.
+		b, err := os.ReadFile(filepath.Join(c.From, train.MetaCheckpoint))
+		if err != nil {
 			return study.Report{}, fmt.Errorf("AWARE's meta-training run: %w", err)
 		}
+		sum := sha256.Sum256(b)
+		recorded = struct {
+			Config
+			FromSHA256 string
+		}{c, hex.EncodeToString(sum[:])}
 	}
 	tests, err := DrawTests(c, o.Lab)
 	if err != nil {
@@ -264,7 +282,7 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	}
 	plan := Plan(c, tests)
 	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c, Tests: tests}
-	return lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
+	return lab.Execute(ctx, o, Name, recorded, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
 		apps := plan.Apps()
 		for _, t := range tests {
 			apps = append(apps, t.Source) // TL's and TL+'s sources

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
@@ -180,4 +182,45 @@ func TestRuleBasedUsesTheTunedTarget(t *testing.T) {
 	assert.InDelta(t, (eps[0].Reward+eps[1].Reward)/2, m.Reward, 1e-12)
 	_, err = c.Means(1, 3)
 	assert.ErrorContains(t, err, "episodes [1, 3) of a curve of 2")
+}
+
+// A traces folder whose files appear (or vanish) gives other load shapes
+// under the same configuration: the policies are kept apart and a study's
+// cells of the other load are refused, not resumed under the new label.
+func TestOtherLoadIsNotResumed(t *testing.T) {
+	ctx := context.Background()
+	traces := t.TempDir()
+	withTraces := func(c *Config) { c.Traces = traces }
+	before := newLab(t, withTraces) // no file: shipped and fitted shapes
+	f, err := os.Create(filepath.Join(traces, generator.TraceFile(generator.SourceNASA)))
+	require.NoError(t, err)
+	zw := gzip.NewWriter(f)
+	for i := range 7200 {
+		_, err = fmt.Fprintf(zw, "%d ", 1+i%7)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+	after := newLab(t, withTraces) // the NASA file is real now
+	require.Equal(t, before.Config(), after.Config())
+	require.NotEqual(t, before.Traces(), after.Traces())
+
+	root := t.TempDir()
+	p1, err := OpenPolicies(root, before)
+	require.NoError(t, err)
+	p2, err := OpenPolicies(root, after)
+	require.NoError(t, err)
+	assert.NotEqual(t, p1.Dir(), p2.Dir(), "policies of other load kept apart")
+
+	dir := t.TempDir()
+	plan := study.Plan{{Arm: "a", App: before.Split(generator.SplitTest)[0], Seed: 1}}
+	run := func(l *Lab) error {
+		_, err := Execute(ctx, Run{Lab: l, Dir: dir, Workers: 1}, "s", struct{}{}, 1, plan,
+			func(context.Context, study.Cell) (int, error) { return 1, nil },
+			func(string, []int) (study.Report, error) { return study.Report{Title: "s"}, nil })
+		return err
+	}
+	require.NoError(t, run(before))
+	require.NoError(t, run(before), "the same load resumes")
+	assert.ErrorContains(t, run(after), "holds cells of another configuration")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -71,12 +72,14 @@ type Policies struct {
 }
 
 // OpenPolicies opens the policy folder for l under root (root/<hash of
-// l's configuration>).
+// l's configuration and of where its load shapes came from: the same
+// --traces gives other shapes where its files are absent>).
 func OpenPolicies(root string, l *Lab) (*Policies, error) {
 	b, err := json.Marshal(struct {
 		Config
+		Load    []string
 		Version int
-	}{l.cfg, 1})
+	}{l.cfg, l.Traces(), 1})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +89,7 @@ func OpenPolicies(root string, l *Lab) (*Policies, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "lab.json"), b, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "lab.json"), b, 0o644); err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	return &Policies{lab: l, store: s, busy: map[string]*sync.Mutex{}}, nil

@@ -27,15 +27,18 @@ type Run struct {
 }
 
 // Execute runs a study in r: its cells not done yet, then its report.
-// The configuration recorded with the cells is the lab's and cfg, and
-// seed is recorded among the seeds of results.json.
+// The configuration recorded with the cells is the lab's, where its load
+// shapes came from (Lab.Traces: a folder whose files are absent gives
+// other shapes) and cfg, so that cells of another load are refused, not
+// resumed; seed is recorded among the seeds of results.json.
 func Execute[R any](ctx context.Context, r Run, name string, cfg any, seed uint64, plan study.Plan,
 	cell func(context.Context, study.Cell) (R, error), render func(dir string, results []R) (study.Report, error)) (study.Report, error) {
 	r.Meta.Seeds = append(r.Meta.Seeds, seed)
 	spec := study.Spec[R]{Name: name, Dir: r.Dir, Config: struct {
 		Lab   Config
+		Load  []string
 		Study any
-	}{r.Lab.Config(), cfg}, Plan: plan, Shard: r.Shard, Workers: r.Workers, Progress: r.Progress, Cell: cell, Meta: r.Meta, Render: render}
+	}{r.Lab.Config(), r.Lab.Traces(), cfg}, Plan: plan, Shard: r.Shard, Workers: r.Workers, Progress: r.Progress, Cell: cell, Meta: r.Meta, Render: render}
 	if r.RenderOnly {
 		spec.Cell = nil
 	}
