@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/autoscaler"
 	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/controller/recommender/hpa"
 	"github.com/aware-autoscaler/aware/controller/recommender/mpa"
@@ -58,8 +59,12 @@ var (
 )
 
 // Register adds a baseline autoscaler (docs/extending.md): `aware run
-// --baselines NAME` and Find then know it. It panics on an empty or taken
-// name or no New: programming errors, as with database/sql.Register.
+// --baselines NAME` and Find then know it, and so does the live MPA
+// controller (autoscaler.RegisterRecommender): an MPA whose
+// spec.recommenders names it gets it built in the controller's process,
+// from the MPA's bounds and CPU target and the controller's step. It
+// panics on an empty or taken name or no New: programming errors, as with
+// database/sql.Register.
 func Register(f Factory) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
@@ -71,6 +76,9 @@ func Register(f Factory) {
 			panic("baselines: " + f.Name + " registered twice")
 		}
 	}
+	autoscaler.RegisterRecommender(autoscaler.RecommenderFactory{Name: f.Name, New: func(c autoscaler.RecommenderConfig) (recommender.Recommender, error) {
+		return f.New(c.Policy.Bounds, c.Step, c.Policy.CPUTarget)
+	}})
 	registered = append(registered, f)
 }
 

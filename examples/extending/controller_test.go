@@ -22,26 +22,20 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
-	"github.com/aware-autoscaler/aware/controller/recommender"
 	"github.com/aware-autoscaler/aware/gym"
 )
 
-// The baseline of baseline_test.go, registered with the live controller
-// too: an MPA whose spec.recommenders names step-scaler gets it in the
-// controller's process.
-func init() {
-	autoscaler.RegisterRecommender(autoscaler.RecommenderFactory{Name: "step-scaler", New: func(c autoscaler.RecommenderConfig) (recommender.Recommender, error) {
-		return stepScaler{c.Policy.Bounds}, c.Policy.Bounds.Validate()
-	}})
-}
-
-// TestRecommenderInTheLiveController: the controller's reconciler, on a
-// fake API server, builds the registered step-scaler for the MPA that
-// names it and acts on it (its recommendation in the status, the decided
-// replicas), while an MPA naming a recommender nobody registered waits
-// for that external recommender to write one, as before.
+// TestRecommenderInTheLiveController: the step-scaler that
+// baseline_test.go registered once, with baselines.Register, is known to
+// the live controller too; the controller's reconciler, on a fake API
+// server, builds it for the MPA that names it and acts on it (its
+// recommendation in the status, the decided replicas), while an MPA naming
+// a recommender nobody registered waits for that external recommender to
+// write one, as before.
 func TestRecommenderInTheLiveController(t *testing.T) {
 	ctx := context.Background()
+	_, ok := autoscaler.FindRecommender("step-scaler")
+	require.True(t, ok, "registered with the controller by baselines.Register")
 	s := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(s))
 	require.NoError(t, v1alpha1.AddToScheme(s))
