@@ -90,6 +90,7 @@ validate: build-aware ## Run 8 generated apps for real (each case three times) a
 calibrate: build-aware ## Re-measure the segments and rewrite workloads/calibration/profile.json.
 	@bash ci/setup.sh postgresql versitygw
 	$(AWARE) workload calibrate --out workloads/calibration/profile.json
+	@echo "the pool's golden files follow the profile: go test ./generator -update, then review the diff"
 
 .PHONY: cluster-up
 cluster-up: build-aware ## Start the local control plane (builds the pinned Kubernetes, etcd and kwok once, ~10 min); prints KUBECONFIG.

@@ -21,8 +21,8 @@ func FirstApps(prof *calibration.Profile, seed int64, n int) ([]App, error) {
 }
 
 // Simulated returns apps in their simulator form, with load shapes from
-// the traces in dir at step (seeded synthetic ones when absent), and the
-// shapes.
+// the traces in dir at step (LoadShapes: the shipped or fitted shapes where
+// a file is absent), and the shapes.
 func Simulated(apps []App, dir string, step time.Duration, seed uint64) ([]sim.App, Shapes, error) {
 	shapes, err := LoadShapes(dir, step, seed)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 	"github.com/aware-autoscaler/aware/testbed/local"
 	"github.com/aware-autoscaler/aware/testbed/manifests"
 	"github.com/aware-autoscaler/aware/testbed/toolchain"
@@ -86,7 +87,8 @@ func (d *Driver) passphrase() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(path, []byte(p+"\n"), 0o600); err != nil {
+	// A torn passphrase would lock the stack's secrets away for good.
+	if err := atomicfile.Write(path, []byte(p+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("testbed: %w", err)
 	}
 	return p, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
 	"github.com/aware-autoscaler/aware/controller/transfer"
+	"github.com/aware-autoscaler/aware/evaluation/metalearn"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/gym"
@@ -179,7 +180,7 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 // the mapping its agent acted through.
 func metaAgents(dir string, m int, seed uint64, replay int, tmp string) ([]agents.Option, gym.Mapping, error) {
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	trained, f, err := lab.NewMetaLearners(cfg, m, seed, paperMetaLR)
+	trained, f, err := lab.NewMetaLearners(cfg, m, seed, metalearn.PaperMetaLR)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -196,7 +197,7 @@ func metaAgents(dir string, m int, seed uint64, replay int, tmp string) ([]agent
 			return agents.NewFactory(replay)(stateDim, actionDim, true, seed)
 		}
 		ag, err := ddpg.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 0xA6E75)),
-			ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss), ddpg.WithGaussianNoise(metaNoise), ddpg.WithReplay(replay, ddpg.DefaultConfig().BatchSize))
+			ddpg.WithEmbedding(cfg.Embed, ddpg.CriticLoss), ddpg.WithGaussianNoise(lab.DefaultNoise), ddpg.WithReplay(replay, ddpg.DefaultConfig().BatchSize))
 		if err != nil {
 			return nil, err
 		}

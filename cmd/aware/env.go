@@ -48,8 +48,8 @@ environments named after them (app-0001, ...) over HTTP/JSON, for agents in othe
 
 Every other call needs "Authorization: Bearer <token>" with the token in --token-file
 (e.g. head -c 32 /dev/urandom | base64 > token; chmod 600 token). --insecure serves without a
-token, on a loopback address only. Load shapes come from the real traces in --traces, or
-synthetic ones when they are absent. The Python client is gym/remote/python/aware_env.py.
+token, on a loopback address only. Load shapes come from the real traces in --traces, or the
+shipped copies and the fitted Twitter model where a file is absent. The Python client is gym/remote/python/aware_env.py.
 
 With --cluster it serves MultidimPodAutoscalers of the cluster of --kubeconfig instead, named
 after them (the MPAs of --mpa, or every MPA of --namespace that names an external

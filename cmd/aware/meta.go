@@ -19,15 +19,6 @@ func newMetaCmd() *cobra.Command {
 	return cmd
 }
 
-// metaNoise is the exploration noise of the agents that meta-training and
-// adaptation train (lab.DefaultNoise, docs/agents.md).
-const metaNoise = lab.DefaultNoise
-
-// paperMetaLR is the meta learner's learning rate on the base learner's
-// gradient in the dissertation (metalearn.PaperMetaLR), for meta learners
-// that load a checkpoint and stay frozen.
-var paperMetaLR = metalearn.PaperMetaLR
-
 // quickMeta is `aware meta train --quick`: a run that finishes within
 // minutes on 2 cores.
 var quickMeta = metalearn.TrainConfig{Apps: 40, Rounds: 6}
@@ -85,7 +76,7 @@ study starts from a run with aware study adaptation --meta DIR.`,
 	f.StringVar(&c.Dir, "out", "out/meta", "checkpoint and report folder")
 	f.BoolVar(&quick, "quick", false, fmt.Sprintf("a short run: %d applications, %d rounds (unless given)", quickMeta.Apps, quickMeta.Rounds))
 	f.BoolVar(&c.Verbose, "verbose", false, "print every round instead of a progress bar")
-	f.Float64Var(&c.Lab.Noise, "noise", metaNoise, "standard deviation of the agent's Gaussian exploration noise (FIRM's is 0.2)")
+	f.Float64Var(&c.Lab.Noise, "noise", lab.DefaultNoise, "standard deviation of the agent's Gaussian exploration noise (FIRM's is 0.2)")
 	actionsFlag(f, &c.Lab.Mapping)
 	f.BoolVar(&c.FixedStart, "fixed-start", false, "start every episode at the application's trace offset instead of a point drawn from its seed")
 	f.IntVar(&c.ContrastEvery, "contrast-every", c.ContrastEvery, "episodes between steps of the identification objective (0: off, the paper's training)")

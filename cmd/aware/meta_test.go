@@ -37,12 +37,12 @@ func TestMetaCommandsRefuseBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"meta", "train", "--apps", "0", "--out", dir}, "apps 0, rounds 20 and m 20 must be positive"},
-		{[]string{"meta", "train", "--meta-lr", "-1", "--out", dir}, "meta-lr -1 must be finite and not negative"},
-		{[]string{"meta", "train", "--validate", "1", "--out", dir}, "validate 1 (0, or at least 2 applications)"},
+		{[]string{"meta", "train", "--apps", "0", "--out", dir}, "--apps 0, --rounds 20 and --m 20 must be positive"},
+		{[]string{"meta", "train", "--meta-lr", "-1", "--out", dir}, "--meta-lr -1 must be finite and not negative"},
+		{[]string{"meta", "train", "--validate", "1", "--out", dir}, "--validate 1 (0, or at least 2 applications)"},
 		{[]string{"meta", "train", "--actions", "sideways", "--out", dir}, `invalid argument "sideways" for "--actions"`},
 		{[]string{"meta", "eval", "--windows", "noon", "--from", dir}, `windows "noon": want random or shift`},
-		{[]string{"meta", "eval", "--apps", "1", "--from", dir}, "apps 1 (at least 2)"},
+		{[]string{"meta", "eval", "--apps", "1", "--from", dir}, "--apps 1 (at least 2)"},
 		{[]string{"meta", "eval", "--from", dir, "--pool", "20"}, "no meta.ckpt (run aware meta train first)"},
 		{[]string{"meta", "adapt"}, `unknown command "adapt" for "aware meta"`},
 		{[]string{"bootstrap"}, `unknown command "bootstrap"`},

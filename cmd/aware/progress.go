@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/aware-autoscaler/aware/evaluation/progress"
 )
 
 // bar is a one-line progress bar redrawn in place.
@@ -47,8 +49,8 @@ func (b *bar) set(done int) {
 
 func (b *bar) done() { fmt.Fprintln(b.w) }
 
-// bars draws the packages' progress bars (baselines.Bar, train.Bar) on w.
-func bars(w io.Writer) func(label string, total int) (set func(int), end func()) {
+// bars draws the evaluation runs' progress bars (progress.Bar) on w.
+func bars(w io.Writer) progress.Bar {
 	return func(label string, total int) (func(int), func()) {
 		b := newBar(w, label, total)
 		return b.set, b.done

@@ -13,6 +13,8 @@ import (
 	"path"
 	"path/filepath"
 	"time"
+
+	"github.com/aware-autoscaler/aware/internal/atomicfile"
 )
 
 // Objects is the part of an S3-compatible bucket the runner copies its
@@ -158,7 +160,9 @@ func (r *remote) restore(ctx context.Context, rel, dir string, now time.Time) (b
 		return false, fmt.Errorf("restoring the checkpoint %s: %w", key, err)
 	}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+		// Each file on disk before the folder is swapped in: a crash leaves
+		// the old folder or a whole new one.
+		if err := atomicfile.Write(filepath.Join(tmp, name), data, 0o644); err != nil {
 			_ = os.RemoveAll(tmp)
 			return false, fmt.Errorf("restoring the checkpoint %s: %w", key, err)
 		}

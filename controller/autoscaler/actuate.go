@@ -21,12 +21,12 @@ import (
 )
 
 // scaleTo sets the target's replicas through its scale subresource.
-func (r *Reconciler) scaleTo(ctx context.Context, target client.Object, scale *autoscalingv1.Scale, replicas int32) error {
+func (r *Reconciler) scaleTo(ctx context.Context, tgt client.Object, scale *autoscalingv1.Scale, replicas int32) error {
 	start := time.Now()
 	s := scale.DeepCopy()
 	s.Spec.Replicas = replicas
-	if err := r.c.SubResource("scale").Update(ctx, target, client.WithSubResourceBody(s)); err != nil {
-		return fmt.Errorf("scale %s/%s to %d: %w", target.GetNamespace(), target.GetName(), replicas, err)
+	if err := r.c.SubResource("scale").Update(ctx, tgt, client.WithSubResourceBody(s)); err != nil {
+		return fmt.Errorf("scale %s/%s to %d: %w", tgt.GetNamespace(), tgt.GetName(), replicas, err)
 	}
 	r.cfg.metrics.actuation.WithLabelValues("replicas").Observe(time.Since(start).Seconds())
 	r.cfg.metrics.decisions.WithLabelValues("replicas").Inc()
@@ -38,7 +38,7 @@ func (r *Reconciler) scaleTo(ctx context.Context, target client.Object, scale *a
 // through pods/resize (InPlaceOrRecreate), falling back to the pod
 // template (a rolling update) when the cluster refuses the resize or
 // reports it infeasible; Recreate goes to the template directly.
-func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, target client.Object, pods []corev1.Pod, container string, res Resources, agent bool, out *outcome, log *slog.Logger) error {
+func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, tgt client.Object, pods []corev1.Pod, container string, res Resources, agent bool, out *outcome, log *slog.Logger) error {
 	if container == "" {
 		return nil
 	}
@@ -83,7 +83,7 @@ func (r *Reconciler) applyResources(ctx context.Context, m *v1alpha1.MultidimPod
 		log.Info("in-place resize refused; falling back to a rolling update", "err", refused)
 		r.cfg.metrics.errors.WithLabelValues("resize_refused").Inc()
 	}
-	changed, err := r.patchTemplate(ctx, target, pol, container, res)
+	changed, err := r.patchTemplate(ctx, tgt, pol, container, res)
 	if err != nil {
 		r.cfg.metrics.errors.WithLabelValues("template").Inc()
 		return err

@@ -120,8 +120,8 @@ func TargetResources(p Policy, current, recommended Resources, agent bool) (Reso
 
 // Differs reports whether a container's current resources differ from the
 // target in a controlled resource (after rounding).
-func Differs(p Policy, current, target Resources) bool {
-	c, t := Round(current), Round(target)
+func Differs(p Policy, current, want Resources) bool {
+	c, t := Round(current), Round(want)
 	return (p.ScaleCPU && c.CPU != t.CPU) || (p.ScaleMemory && c.Memory != t.Memory)
 }
 
@@ -134,7 +134,7 @@ const UpdateThreshold = 0.1
 // is worth a resize: a controlled resource changes by more than threshold
 // (a share of its current value), or current lies outside the policy's
 // bounds.
-func significant(p Policy, current, target Resources, threshold float64) bool {
+func significant(p Policy, current, want Resources, threshold float64) bool {
 	b := p.Bounds
 	check := func(cur, tgt, lo, hi float64) bool {
 		if !(cur > 0) || cur < lo || cur > hi {
@@ -142,8 +142,8 @@ func significant(p Policy, current, target Resources, threshold float64) bool {
 		}
 		return math.Abs(tgt-cur) > threshold*cur*(1+1e-9)
 	}
-	return (p.ScaleCPU && check(current.CPU, target.CPU, b.MinCPU-1e-9, b.MaxCPU+1e-9)) ||
-		(p.ScaleMemory && check(current.Memory, target.Memory, b.MinMemory-0.5, b.MaxMemory+0.5))
+	return (p.ScaleCPU && check(current.CPU, want.CPU, b.MinCPU-1e-9, b.MaxCPU+1e-9)) ||
+		(p.ScaleMemory && check(current.Memory, want.Memory, b.MinMemory-0.5, b.MaxMemory+0.5))
 }
 
 // Resize is what running pods get when a recommendation moves them from
@@ -153,15 +153,15 @@ func significant(p Policy, current, target Resources, threshold float64) bool {
 // the agent profile's minResizePercent (the agent acting) or UpdateThreshold
 // (the built-in recommender), or when current lies outside the policy's
 // bounds. It reports whether the pods are resized.
-func Resize(p Policy, current, target Resources, agent bool) (Resources, bool) {
+func Resize(p Policy, current, want Resources, agent bool) (Resources, bool) {
 	threshold := UpdateThreshold
 	if agent && p.Agent != nil {
 		threshold = p.Agent.Actions.MinResizeFraction()
 	}
-	if !Differs(p, current, target) || !significant(p, current, target, threshold) {
+	if !Differs(p, current, want) || !significant(p, current, want, threshold) {
 		return current, false
 	}
-	return target, true
+	return want, true
 }
 
 // podsOffTarget reports whether a pod's container, as specified, is a
@@ -170,9 +170,9 @@ func Resize(p Policy, current, target Resources, agent bool) (Resources, bool) {
 // unlike the others (created from the workload's template while the
 // admission webhook was off or failed open) is brought to the target even
 // when the mean is on it.
-func podsOffTarget(p Policy, pods []corev1.Pod, container string, target Resources, agent bool) bool {
+func podsOffTarget(p Policy, pods []corev1.Pod, container string, want Resources, agent bool) bool {
 	for i := range pods {
-		if podOffTarget(p, &pods[i], container, target, agent) {
+		if podOffTarget(p, &pods[i], container, want, agent) {
 			return true
 		}
 	}

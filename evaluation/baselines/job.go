@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aware-autoscaler/aware/evaluation/progress"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -34,7 +35,7 @@ type JobConfig struct {
 	// Tune is the per-app HPA target search.
 	Tune Tuning
 	// Bar draws progress (none when nil).
-	Bar Bar
+	Bar progress.Bar
 }
 
 // Validate reports the first bad field, naming its flag.
@@ -94,7 +95,7 @@ func RunJob(ctx context.Context, cfg JobConfig, out, progress io.Writer) error {
 		return err
 	}
 	if !cfg.Tune.Off {
-		set, end := cfg.Bar.start("[tune]  hpa+vpa ", tc.Steps)
+		set, end := cfg.Bar.Start("[tune]  hpa+vpa ", tc.Steps)
 		tc.Progress = set
 		err := TunePool(ctx, prof, apps, simApps, tc)
 		end()
@@ -124,7 +125,7 @@ func RunJob(ctx context.Context, cfg JobConfig, out, progress io.Writer) error {
 		if err != nil {
 			return err
 		}
-		set, end := cfg.Bar.start(fmt.Sprintf("[%d/%d] %-8s", k+1, len(factories), f.Name), steps)
+		set, end := cfg.Bar.Start(fmt.Sprintf("[%d/%d] %-8s", k+1, len(factories), f.Name), steps)
 		res, err := Run(ctx, cl, f, Config{Steps: steps, Seed: cfg.Seed, CPUTargets: targets, MinCPU: minCPU, Groups: sources, Progress: set})
 		end()
 		if err != nil {

@@ -14,12 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aware-autoscaler/aware/evaluation/progress"
 	"github.com/aware-autoscaler/aware/generator"
 )
 
 // countingBar is a Bar that writes, as each bar ends, its label and
 // whether it reached its total.
-func countingBar(w *strings.Builder) Bar {
+func countingBar(w *strings.Builder) progress.Bar {
 	return func(label string, total int) (func(int), func()) {
 		last := 0
 		return func(done int) { last = done }, func() {

@@ -61,16 +61,3 @@ func TuneDefault(ctx context.Context, prof *calibration.Profile, apps []generato
 	}
 	return TunePool(ctx, prof, apps, simApps, tc)
 }
-
-// Bar starts a progress bar of total units labelled label; set reports
-// the units done and end closes the bar's line. The CLI draws it; a nil
-// Bar draws nothing.
-type Bar func(label string, total int) (set func(done int), end func())
-
-// start is b(label, total), or no-ops when b is nil.
-func (b Bar) start(label string, total int) (set func(int), end func()) {
-	if b == nil {
-		return func(int) {}, func() {}
-	}
-	return b(label, total)
-}

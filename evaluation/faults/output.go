@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -78,8 +79,18 @@ func revision() string {
 }
 
 // replaceSection replaces what lies between <!-- name:begin --> and
-// <!-- name:end --> in the file at path with body.
+// <!-- name:end --> in the file at path with body, atomically (a crash
+// mid-write must not lose the rest of the document), in the file a
+// symbolic link at path names, keeping its permissions.
 func replaceSection(path, name, body string) error {
+	path, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -94,5 +105,5 @@ func replaceSection(path, name, body string) error {
 	out.WriteString("\n")
 	out.WriteString(body)
 	out.Write(b[j:])
-	return atomicfile.Write(path, out.Bytes(), 0o644) // a crash mid-write must not lose the rest of the document
+	return atomicfile.Write(path, out.Bytes(), fi.Mode().Perm())
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/meta"
+	"github.com/aware-autoscaler/aware/evaluation/progress"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
@@ -49,16 +50,16 @@ type EvalConfig struct {
 	Shift   time.Duration
 	// Bar, when set, draws the progress of the embedding and of the
 	// pairs.
-	Bar Bar
+	Bar progress.Bar
 }
 
 // Validate refuses an evaluation that cannot run.
 func (c EvalConfig) Validate() error {
 	if c.Apps < 2 || c.Episodes < 1 || c.Lab.Step <= 0 || c.Shift < 0 {
-		return fmt.Errorf("metalearn: apps %d (at least 2), episodes %d, step %s and shift %s must be positive", c.Apps, c.Episodes, c.Lab.Step, c.Shift)
+		return fmt.Errorf("--apps %d (at least 2), --episodes %d, --step %s and --shift %s must be positive", c.Apps, c.Episodes, c.Lab.Step, c.Shift)
 	}
 	if c.Windows != WindowsRandom && c.Windows != WindowsShift {
-		return fmt.Errorf("metalearn: windows %q: want %s or %s", c.Windows, WindowsRandom, WindowsShift)
+		return fmt.Errorf("--windows %q: want %s or %s", c.Windows, WindowsRandom, WindowsShift)
 	}
 	return nil
 }
@@ -137,7 +138,7 @@ func Eval(ctx context.Context, c EvalConfig, out io.Writer) (Evaluation, error) 
 	n := len(names)
 	id := newIdentification(n, ag, mapping, zero, c.Episodes, c.Seed, f.Embedder(), untrained)
 	envs := make([]*gym.Embedded, n)
-	set, end := c.Bar.start("embedding", n)
+	set, end := c.Bar.Start("embedding", n)
 	for i, name := range names {
 		if envs[i], err = env(name, 0); err != nil {
 			return Evaluation{}, fmt.Errorf("%s: %w", name, err)
@@ -167,7 +168,7 @@ func Eval(ctx context.Context, c EvalConfig, out io.Writer) (Evaluation, error) 
 		return eps[0].Reward, nil
 	}
 	own := make([]float64, n)
-	set, end = c.Bar.start("pairs", n)
+	set, end = c.Bar.Start("pairs", n)
 	for j := range n {
 		if own[j], err = reward(j, refs[j]); err != nil {
 			return Evaluation{}, err

@@ -160,10 +160,10 @@ func TestConfigsRefused(t *testing.T) {
 		mod  func(*TrainConfig)
 		want string
 	}{
-		{func(c *TrainConfig) { c.Apps = 0 }, "apps 0, rounds 2 and m 2 must be positive"},
+		{func(c *TrainConfig) { c.Apps = 0 }, "--apps 0, --rounds 2 and --m 2 must be positive"},
 		{func(c *TrainConfig) { c.ContrastEvery = -1 }, "contrast-every -1 not negative"},
 		{func(c *TrainConfig) { c.HeldOut, c.HeldOutEpisodes = 1, 1 }, "validate 1"},
-		{func(c *TrainConfig) { c.HeldOut, c.HeldOutEpisodes = 200, 1 }, "holds out applications after the apps 2 trained on"},
+		{func(c *TrainConfig) { c.HeldOut, c.HeldOutEpisodes = 200, 1 }, "holds out applications after the --apps 2 trained on"},
 		{func(c *TrainConfig) { c.MetaLR = -1 }, "meta-lr -1 must be finite and not negative"},
 		{func(c *TrainConfig) { c.MetaLR, c.ContrastEvery = 0, 0 }, "would leave the meta learner untrained"},
 		{func(c *TrainConfig) { c.Lab.PoolSize = 0 }, "need at least one application"},

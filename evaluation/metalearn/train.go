@@ -13,6 +13,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/rl/agent/ddpg"
+	"github.com/aware-autoscaler/aware/evaluation/progress"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
@@ -59,35 +60,22 @@ type TrainConfig struct {
 	// Verbose prints every round.
 	Verbose bool
 	// Bar, when set, draws the progress of the run's episodes.
-	Bar Bar
-}
-
-// Bar starts a progress bar of total units labelled label; set reports
-// the units done and end closes the bar's line. The CLI draws it; a nil
-// Bar draws nothing.
-type Bar func(label string, total int) (set func(done int), end func())
-
-// start is b(label, total), or no-ops when b is nil.
-func (b Bar) start(label string, total int) (set func(int), end func()) {
-	if b == nil {
-		return func(int) {}, func() {}
-	}
-	return b(label, total)
+	Bar progress.Bar
 }
 
 // Validate refuses a run that cannot train.
 func (c TrainConfig) Validate() error {
 	if c.Apps < 1 || c.Rounds < 1 || c.M < 1 || c.ContrastEvery < 0 {
-		return fmt.Errorf("metalearn: apps %d, rounds %d and m %d must be positive, contrast-every %d not negative", c.Apps, c.Rounds, c.M, c.ContrastEvery)
+		return fmt.Errorf("--apps %d, --rounds %d and --m %d must be positive, --contrast-every %d not negative", c.Apps, c.Rounds, c.M, c.ContrastEvery)
 	}
 	if !(c.MetaLR >= 0) || math.IsInf(c.MetaLR, 0) {
-		return fmt.Errorf("metalearn: meta-lr %v must be finite and not negative", c.MetaLR)
+		return fmt.Errorf("--meta-lr %v must be finite and not negative", c.MetaLR)
 	}
 	if c.MetaLR == 0 && c.ContrastEvery == 0 {
-		return errors.New("metalearn: meta-lr 0 with contrast-every 0 would leave the meta learner untrained")
+		return errors.New("--meta-lr 0 with --contrast-every 0 would leave the meta learner untrained")
 	}
 	if c.HeldOut < 0 || c.HeldOut == 1 || (c.HeldOut > 0 && c.HeldOutEpisodes < 1) {
-		return fmt.Errorf("metalearn: validate %d (0, or at least 2 applications) and validate-episodes %d (positive)", c.HeldOut, c.HeldOutEpisodes)
+		return fmt.Errorf("--validate %d (0, or at least 2 applications) and --validate-episodes %d (positive)", c.HeldOut, c.HeldOutEpisodes)
 	}
 	return nil
 }
@@ -130,7 +118,7 @@ func Train(ctx context.Context, c TrainConfig, out io.Writer) error {
 	if len(names) < c.Apps+c.HeldOut {
 		err := fmt.Errorf("metalearn: apps %d: the pool of %d (seed %d) has %d %s-split applications", c.Apps+c.HeldOut, c.Lab.PoolSize, c.Lab.PoolSeed, len(names), generator.SplitTrain)
 		if c.HeldOut > 0 {
-			return fmt.Errorf("%w (validate %d holds out applications after the apps %d trained on)", err, c.HeldOut, c.Apps)
+			return fmt.Errorf("%w (--validate %d holds out applications after the --apps %d trained on)", err, c.HeldOut, c.Apps)
 		}
 		return err
 	}
@@ -188,7 +176,7 @@ func Train(ctx context.Context, c TrainConfig, out io.Writer) error {
 	mcfg := train.MetaTrainConfig{Rounds: c.Rounds, Seed: c.Seed, Dir: c.Dir, Mapping: c.Lab.Mapping,
 		Progress: func(r int, _ string, _ train.Episode) {
 			if set == nil {
-				set, end = c.Bar.start("meta-train", (c.Rounds-r)*len(tasks))
+				set, end = c.Bar.Start("meta-train", (c.Rounds-r)*len(tasks))
 			}
 			done++
 			set(done)

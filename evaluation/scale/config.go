@@ -60,8 +60,9 @@ type Config struct {
 	// and the twin's noise (default 1).
 	PoolSeed int64
 	Seed     uint64
-	// Traces is the folder of the real traces; "" or a missing file gives
-	// synthetic shapes (generator.LoadShapes).
+	// Traces is the folder of the real traces; a missing file gives its
+	// shipped copy or fitted model, "" synthetic shapes
+	// (generator.LoadShapes).
 	Traces string
 	// Dir is the working directory (cluster, prometheus, store, logs); it
 	// must be empty or absent. Required.

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/aware-autoscaler/aware/internal/quantile"
 )
 
 func TestRoundOf(t *testing.T) {
@@ -42,17 +40,27 @@ func TestRoundOf(t *testing.T) {
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-func TestQuantile(t *testing.T) {
+// roundQuantiles: nearest-rank p50 and p95 and the longest of the complete,
+// reported rounds only.
+func TestRoundQuantiles(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	round := func(d time.Duration, reported, complete bool) Round {
+		return Round{Duration: d, Reported: reported, Complete: complete}
+	}
 	for _, tc := range []struct {
-		in   []time.Duration
-		q    float64
-		want time.Duration
+		name              string
+		in                []Round
+		p50, p95, longest time.Duration
+		n                 int
 	}{
-		{[]time.Duration{ms(1)}, 0.5, ms(1)},
-		{[]time.Duration{ms(1), ms(2), ms(3), ms(4)}, 0.5, ms(2)},
-		{[]time.Duration{ms(1), ms(2), ms(3), ms(4)}, 0.95, ms(4)},
+		{"none", nil, 0, 0, 0, 0},
+		{"one", []Round{round(ms(7), true, true)}, ms(7), ms(7), ms(7), 1},
+		{"four, unsorted", []Round{round(ms(4), true, true), round(ms(1), true, true), round(ms(3), true, true), round(ms(2), true, true)}, ms(2), ms(4), ms(4), 4},
+		{"incomplete and unreported left out", []Round{round(ms(1), true, true), round(ms(90), true, false), round(ms(80), false, true), round(ms(2), true, true)}, ms(1), ms(2), ms(2), 2},
 	} {
-		assert.Equal(t, tc.want, tc.in[quantile.NearestRankIndex(len(tc.in), tc.q)], "%v q=%g", tc.in, tc.q)
+		t.Run(tc.name, func(t *testing.T) {
+			p50, p95, longest, n := roundQuantiles(tc.in)
+			assert.Equal(t, []any{tc.p50, tc.p95, tc.longest, tc.n}, []any{p50, p95, longest, n})
+		})
 	}
 }

@@ -239,11 +239,7 @@ func (b *bench) run(ctx context.Context) (Result, error) {
 		nodes = cfg.Nodes
 	}
 	res.Nodes = nodes
-	shapes, err := generator.LoadShapes(cfg.Traces, simStep, cfg.Seed)
-	if err != nil {
-		return res, fmt.Errorf("scale: %w", err)
-	}
-	simApps, err := generator.SimApps(apps, shapes)
+	simApps, shapes, err := generator.Simulated(apps, cfg.Traces, simStep, cfg.Seed)
 	if err != nil {
 		return res, fmt.Errorf("scale: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
+	"github.com/aware-autoscaler/aware/evaluation/progress"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
@@ -44,7 +45,7 @@ type ComparePoolConfig struct {
 	// Out receives results.{json,md} and the curves (--out).
 	Out string
 	// Bar draws progress (none when nil).
-	Bar Bar
+	Bar progress.Bar
 }
 
 // Validate reports the first bad field, naming its flag.
@@ -136,7 +137,7 @@ func ComparePool(ctx context.Context, cfg ComparePoolConfig, out, progress io.Wr
 		mu   sync.Mutex
 		done int
 	)
-	set, _ := cfg.Bar.start("compare", len(cases)*len(cfg.Algos))
+	set, _ := cfg.Bar.Start("compare", len(cases)*len(cfg.Algos))
 	res, err := Compare(ctx, cases, CompareConfig{
 		Profile: prof, Step: cfg.Step, Algos: cfg.Algos, Mapping: cfg.Mapping, Episodes: cfg.Episodes, EvalEpisodes: cfg.Scored,
 		Seed: cfg.Seed, Workers: cfg.Workers,

@@ -11,25 +11,13 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/baselines"
 	"github.com/aware-autoscaler/aware/evaluation/plot"
+	"github.com/aware-autoscaler/aware/evaluation/progress"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/segments"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
-
-// Bar starts a progress bar of total units labelled label; set reports
-// the units done and end closes the bar's line. The CLI draws it; a nil
-// Bar draws nothing.
-type Bar func(label string, total int) (set func(done int), end func())
-
-// start is b(label, total), or no-ops when b is nil.
-func (b Bar) start(label string, total int) (set func(int), end func()) {
-	if b == nil {
-		return func(int) {}, func() {}
-	}
-	return b(label, total)
-}
 
 // TrainAppConfig is `aware train`: one agent trained on one application
 // of the generated pool, in the simulator.
@@ -57,7 +45,7 @@ type TrainAppConfig struct {
 	// Verbose prints every episode instead of the bar (--verbose).
 	Verbose bool
 	// Bar draws progress (none when nil).
-	Bar Bar
+	Bar progress.Bar
 }
 
 // Validate reports the first bad field, naming its flag.
@@ -116,7 +104,7 @@ func TrainApp(ctx context.Context, cfg TrainAppConfig, out io.Writer) error {
 	app := apps[0]
 	fmt.Fprintf(out, "training %s on %s (%s, SLO %s, load %s) for %d episodes\n", cfg.Algo, cfg.App, segments.FormatChain(app.Spec.Segments), simApps[0].SLO, shapes.Origin[app.Load.Source], cfg.Episodes)
 	start := time.Now()
-	set, end := cfg.Bar.start(cfg.Algo, cfg.Episodes)
+	set, end := cfg.Bar.Start(cfg.Algo, cfg.Episodes)
 	eps, err := Run(ctx, env, ag, Config{Episodes: cfg.Episodes, Seed: cfg.Seed, Discrete: discrete, Mapping: cfg.Mapping, Explore: true,
 		Progress: func(e Episode) {
 			if cfg.Verbose {

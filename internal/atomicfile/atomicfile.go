@@ -26,8 +26,11 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // writers and directory listings by suffix never meet it), which is given
 // perm, synced, closed and renamed over path; the directory is then synced
 // so that the rename itself is durable (a file system that cannot sync a
-// directory, EINVAL or ENOTSUP, is not an error). On any error, fill's included, the temporary file is
-// removed and an existing file at path is left as it was.
+// directory, EINVAL or ENOTSUP, is not an error). On an error before the
+// rename, fill's included, the temporary file is removed and an existing
+// file at path is left as it was; a failing directory sync is reported
+// with the new file already in place. A crash mid-write can leave a
+// temporary file behind, never a partial file at path.
 func WriteWith(path string, perm os.FileMode, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")

@@ -120,11 +120,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	shapes, err := generator.LoadShapes(cfg.Traces, twinStep, cfg.Seed)
-	if err != nil {
-		return fmt.Errorf("local: %w", err)
-	}
-	simApps, err := generator.SimApps(apps, shapes)
+	simApps, _, err := generator.Simulated(apps, cfg.Traces, twinStep, cfg.Seed)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}

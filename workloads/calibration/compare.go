@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/aware-autoscaler/aware/internal/quantile"
 )
 
 // Ratio compares one entry's CPU-seconds per request between two profiles.
@@ -39,10 +41,11 @@ func WriteComparison(w io.Writer, rs []Ratio) error {
 		_, err := fmt.Fprintln(w, "CPU vs committed profile: no common entries")
 		return err
 	}
-	med := rs[len(rs)/2].Value()
-	if len(rs)%2 == 0 {
-		med = (rs[len(rs)/2-1].Value() + med) / 2
+	values := make([]float64, len(rs)) // rs is sorted by value
+	for i, r := range rs {
+		values[i] = r.Value()
 	}
+	med := quantile.MedianSorted(values)
 	lo, hi := rs[0], rs[len(rs)-1]
 	_, err := fmt.Fprintf(w, "CPU-seconds per request, this run / committed profile over %d entries: median %.2f, lowest %.2f (%s %d), highest %.2f (%s %d)\n",
 		len(rs), med, lo.Value(), lo.Segment, lo.Size, hi.Value(), hi.Segment, hi.Size)

@@ -321,6 +321,9 @@ type FitError struct {
 // median of |predicted/measured − 1|; NaN where no step is usable.
 func (f Fitted) Error(steps []gym.Metrics, dt time.Duration) FitError {
 	var cpu, mem, p50, p95, p99 []float64
+	// The empirical median (the lower middle value of an even count; NaN
+	// when no step is usable; an unstable prediction's +Inf sorts last).
+	med := func(x []float64) float64 { return quantile.NearestRank(x, 0.5) }
 	rel := func(pred, meas float64) float64 { return math.Abs(pred/meas - 1) }
 	for _, m := range steps {
 		if cpuRow(m) {
@@ -338,7 +341,7 @@ func (f Fitted) Error(steps []gym.Metrics, dt time.Duration) FitError {
 		}
 	}
 	return FitError{
-		CPU: quantile.Median(cpu), Memory: quantile.Median(mem), LatencyP50: quantile.Median(p50), LatencyP95: quantile.Median(p95), LatencyP99: quantile.Median(p99),
+		CPU: med(cpu), Memory: med(mem), LatencyP50: med(p50), LatencyP95: med(p95), LatencyP99: med(p99),
 		CPURows: len(cpu), MemoryRows: len(mem), LatencyRows: len(p50),
 	}
 }
