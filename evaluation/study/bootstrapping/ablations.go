@@ -103,12 +103,8 @@ func (c Config) validateExtra() error {
 		seen[a] = true
 	}
 	for _, a := range c.Extra {
-		kind, phi, err := parseExtra(a)
-		if err != nil {
+		if _, _, err := parseExtra(a); err != nil {
 			return err
-		}
-		if kind == bcqPrefix && phi == c.Phi {
-			return fmt.Errorf("bootstrapping: arm %s is %s (BCQ with Φ = %g)", a, AWARE, c.Phi)
 		}
 		if seen[a] {
 			return fmt.Errorf("bootstrapping: arm %s given twice", a)

@@ -156,7 +156,6 @@ func TestExtraArmsRefused(t *testing.T) {
 		{[]string{"BCQ-phi3"}, 0, "a number in [0, 2]"},
 		{[]string{"BCQ-phi0.050"}, 0, "written as BCQ-phi0.05"},
 		{[]string{PPO, PPO}, 0, "arm PPO given twice"},
-		{[]string{BCQArm(0)}, 0, "arm BCQ-phi0 is AWARE-bootstrapped (BCQ with Φ = 0)"},
 		{[]string{AWARE}, 0, "no arm"},
 		{[]string{PPO}, 10, "only the PPO-fitted arm trains in one"},
 		{[]string{PPOFitted}, -1, "positive with the PPO-fitted arm"},
