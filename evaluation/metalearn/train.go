@@ -18,7 +18,6 @@ import (
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
-	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
 // PaperMetaLR is the meta learner's learning rate on the base learner's
@@ -123,31 +122,13 @@ func Train(ctx context.Context, c TrainConfig, out io.Writer) error {
 		return err
 	}
 	cfg := meta.DefaultConfig(gym.StateDim + gym.ActDim + 1)
-	zero := make([]float64, cfg.Embed)
-	tasks := make([]train.MetaTask, c.Apps)
-	for i, name := range names[:c.Apps] {
-		var opts []sim.Option
-		if !c.FixedStart {
-			opts = append(opts, sim.WithRandomStart())
-		}
-		env, err := l.Env(name, 0, opts...)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		emb, err := gym.Embed(env, zero)
-		if err != nil {
-			return err
-		}
-		tasks[i] = train.MetaTask{Name: name, Env: emb}
-	}
 	ag, f, err := lab.NewMetaLearners(cfg, c.M, c.Seed, c.MetaLR, ddpg.WithGaussianNoise(c.Lab.Noise))
 	if err != nil {
 		return err
 	}
-	for _, t := range tasks {
-		if err := f.Register(meta.Task{Name: t.Name, StateDim: gym.StateDim, ActionDim: gym.ActDim}); err != nil {
-			return err
-		}
+	tasks, err := l.MetaTasks(names[:c.Apps], !c.FixedStart, f)
+	if err != nil {
+		return err
 	}
 	f.SetMetaUpdates(true)
 	var val *validator

@@ -155,9 +155,7 @@ func (b *bench) healthy() error {
 // steps: OFFLINE for window episodes, then ONLINE (acting and training)
 // for good, never SERVING.
 func poolObjects(prof *calibration.Profile, n int, seed int64, agentEpisode, window int) ([]generator.App, []generator.Objects, error) {
-	opts := generator.DefaultOptions()
-	opts.Apps, opts.Seed = n, seed
-	apps, err := generator.Generate(opts, prof)
+	apps, err := generator.FirstApps(prof, seed, n)
 	if err != nil {
 		return nil, nil, fmt.Errorf("scale: %w", err)
 	}

@@ -99,9 +99,7 @@ func New(cfg Config) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := generator.DefaultOptions()
-	opts.Apps, opts.Seed = cfg.PoolSize, cfg.PoolSeed
-	apps, err := generator.Generate(opts, prof)
+	apps, err := generator.FirstApps(prof, cfg.PoolSeed, cfg.PoolSize)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}

@@ -236,21 +236,9 @@ func (p *Policies) Meta(ctx context.Context, run MetaRun, progress func()) (*Met
 	if len(names) < run.Apps {
 		return nil, fmt.Errorf("lab: meta run over %d applications: the pool's train split has %d", run.Apps, len(names))
 	}
-	zero := make([]float64, cfg.Embed)
-	var tasks []train.MetaTask
-	for _, n := range names[:run.Apps] {
-		env, err := p.lab.Env(n, 0, sim.WithRandomStart())
-		if err != nil {
-			return nil, err
-		}
-		e, err := gym.Embed(env, zero)
-		if err != nil {
-			return nil, err
-		}
-		tasks = append(tasks, train.MetaTask{Name: n, Env: e})
-		if err := f.Register(meta.Task{Name: n, StateDim: gym.StateDim, ActionDim: gym.ActDim}); err != nil {
-			return nil, err
-		}
+	tasks, err := p.lab.MetaTasks(names[:run.Apps], true, f)
+	if err != nil {
+		return nil, err
 	}
 	f.SetMetaUpdates(true)
 	mc := train.MetaTrainConfig{Rounds: run.Rounds, Seed: run.Seed, Dir: dir, Mapping: p.lab.cfg.Mapping,
@@ -262,6 +250,34 @@ func (p *Policies) Meta(ctx context.Context, run MetaRun, progress func()) (*Met
 		return nil, fmt.Errorf("lab: meta run %+v: %w", run, err)
 	}
 	return p.LoadMeta(run)
+}
+
+// MetaTasks are the named applications as meta-training tasks, each
+// registered with f: the application on the simulator (each episode from
+// a seed-drawn point of the day when randomStart, else from its trace
+// offset), its state followed by a zero embedding of f's size.
+func (l *Lab) MetaTasks(names []string, randomStart bool, f *meta.FLASH) ([]train.MetaTask, error) {
+	var opts []sim.Option
+	if randomStart {
+		opts = append(opts, sim.WithRandomStart())
+	}
+	zero := make([]float64, f.Embedder().Config().Embed)
+	tasks := make([]train.MetaTask, len(names))
+	for i, name := range names {
+		env, err := l.Env(name, 0, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		e, err := gym.Embed(env, zero)
+		if err != nil {
+			return nil, err
+		}
+		tasks[i] = train.MetaTask{Name: name, Env: e}
+		if err := f.Register(meta.Task{Name: name, StateDim: gym.StateDim, ActionDim: gym.ActDim}); err != nil {
+			return nil, err
+		}
+	}
+	return tasks, nil
 }
 
 // metaDir is run's folder.
