@@ -3,10 +3,12 @@ package testbed
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/testbed/local"
 	"github.com/aware-autoscaler/aware/testbed/manifests"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 )
@@ -36,12 +38,20 @@ type Config struct {
 	// Kind sizes the kind target's cluster; GKE the gke target's.
 	Kind KindConfig
 	GKE  GKEConfig
+	// TimeScale is the local target's simulated seconds per wall second
+	// (default local.DefaultTimeScale): its digital twin plays the apps
+	// that much faster than the wall clock and the controller's
+	// recommenders follow the twin's time (docs/testbed.md). Other
+	// targets run in real time and take only the default, which they
+	// ignore.
+	TimeScale float64
 }
 
 // DefaultConfig is a local testbed of the whole pool.
 func DefaultConfig() Config {
 	o := manifests.DefaultOptions()
-	return Config{Target: TargetLocal, Apps: PoolSize, PoolSeed: 1, Options: o, Kind: DefaultKindConfig(), GKE: DefaultGKEConfig()}
+	return Config{Target: TargetLocal, Apps: PoolSize, PoolSeed: 1, Options: o, Kind: DefaultKindConfig(), GKE: DefaultGKEConfig(),
+		TimeScale: local.DefaultTimeScale}
 }
 
 // ForTarget turns off what the target cannot run (on the local control
@@ -78,6 +88,16 @@ func (c Config) Validate() error {
 	case "", v1alpha1.UpdateModeOff, v1alpha1.UpdateModeInitial, v1alpha1.UpdateModeRecreate, v1alpha1.UpdateModeInPlaceOrRecreate:
 	default:
 		errs = append(errs, fmt.Errorf("updateMode %q: not one of Off, Initial, Recreate, InPlaceOrRecreate", m))
+	}
+	switch k := c.TimeScale; {
+	case !(k > 0) || math.IsInf(k, 0):
+		errs = append(errs, fmt.Errorf("timeScale %g: want a positive finite number of simulated seconds per wall second", k))
+	case c.Target == TargetLocal:
+		if _, _, err := local.TwinClock(c.Options.Step, k); err != nil {
+			errs = append(errs, fmt.Errorf("timeScale %g with step %s on the local target: %w", k, c.Options.Step, err))
+		}
+	case k != local.DefaultTimeScale:
+		errs = append(errs, fmt.Errorf("timeScale %g: only the local target (a digital twin) runs accelerated time; the %s target runs in real time (leave timeScale at its default, %d)", k, c.Target, local.DefaultTimeScale))
 	}
 	if c.Apps < 0 || c.Apps > PoolSize {
 		errs = append(errs, fmt.Errorf("apps %d: must be between 0 and %d (the generated pool)", c.Apps, PoolSize))

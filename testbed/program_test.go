@@ -1,9 +1,11 @@
 package testbed_test
 
 import (
+	"math"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -240,6 +242,13 @@ func TestTargetConfigErrors(t *testing.T) {
 			c.Kind = testbed.KindConfig{Workers: 17}
 		}, []string{"kind.nodeImage: empty", "kind.workers 17"}},
 		{"update mode", func(c *testbed.Config) { c.Options.AppOptions.UpdateMode = "Sometimes" }, []string{`updateMode "Sometimes": not one of Off, Initial, Recreate, InPlaceOrRecreate`}},
+		{"time scale not finite", func(c *testbed.Config) { c.TimeScale = math.Inf(1) }, []string{"timeScale +Inf: want a positive finite number"}},
+		{"time scale zero", func(c *testbed.Config) { c.TimeScale = 0 }, []string{"timeScale 0: want a positive finite number"}},
+		{"time scale off the local target", func(c *testbed.Config) { c.TimeScale = 1 }, []string{"timeScale 1: only the local target (a digital twin) runs accelerated time; the kubeconfig target runs in real time"}},
+		{"time scale on kind", func(c *testbed.Config) { c.Target, c.TimeScale = testbed.TargetKind, 15 }, []string{"timeScale 15: only the local target", "the kind target runs in real time"}},
+		{"local clock", func(c *testbed.Config) {
+			c.Target, c.Options.Step, c.TimeScale = testbed.TargetLocal, 2*time.Second, 10
+		}, []string{"timeScale 10 with step 2s on the local target: local: --step 2s and --time-scale 10: the twin ticks every 666.666666ms"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,6 +264,9 @@ func TestTargetConfigErrors(t *testing.T) {
 	for _, target := range []testbed.Target{testbed.TargetKind, testbed.TargetKubeconfig, testbed.TargetLocal} {
 		require.NoError(t, config(target, 5).Validate(), target)
 	}
+	fast := config(testbed.TargetLocal, 5)
+	fast.Options.Step, fast.TimeScale = 2*time.Second, 15 // 30 s steps at 15×
+	require.NoError(t, fast.Validate())
 	gke := config(testbed.TargetGKE, 5)
 	gke.Kubeconfig = ""
 	require.NoError(t, gke.Validate())

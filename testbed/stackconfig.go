@@ -41,6 +41,7 @@ const (
 	KeyUpdateMode    = "updateMode"    // the apps' MPAs: InPlaceOrRecreate (default), Recreate, Initial, Off
 	KeyKind          = "kind"          // object: nodeImage, workers
 	KeyGKE           = "gke"           // object: project, location, machineType, nodes, diskGB
+	KeyTimeScale     = "timeScale"     // local target: simulated seconds per wall second (default 10)
 )
 
 // StackProgram is the testbed program of both `aware testbed` (Automation
@@ -88,12 +89,17 @@ func ConfigFromStack(ctx *pulumi.Context) (Config, error) {
 	if v := c.Get(KeyTrace); v != "" {
 		o.Trace = v
 	}
-	if v := c.Get(KeyLoadScale); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return cfg, errf(KeyLoadScale, err)
+	for _, f := range []struct {
+		key string
+		to  *float64
+	}{{KeyLoadScale, &o.LoadScale}, {KeyTimeScale, &cfg.TimeScale}} {
+		if v := c.Get(f.key); v != "" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return cfg, errf(f.key, err)
+			}
+			*f.to = x
 		}
-		o.LoadScale = f
 	}
 	for _, d := range []struct {
 		key string
@@ -164,6 +170,7 @@ func (cfg Config) StackConfig() (auto.ConfigMap, error) {
 	set(KeyStorageClass, o.StorageClass)
 	set(KeyInfluxStorage, o.InfluxStorage.String())
 	set(KeyUpdateMode, string(o.AppOptions.UpdateMode))
+	set(KeyTimeScale, strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64))
 	for key, v := range map[string]any{KeyComponents: o.Components, KeyImages: o.Images, KeyCredentials: cfg.Credentials, KeyKind: cfg.Kind, KeyGKE: cfg.GKE} {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -34,6 +34,7 @@ func TestStackConfigRoundTrip(t *testing.T) {
 	cfg.Options.AppOptions.UpdateMode = "Recreate"
 	cfg.Kind = testbed.KindConfig{NodeImage: "kindest/node:v1.35.0", Workers: 3}
 	cfg.GKE = testbed.GKEConfig{Project: "p", Location: "europe-west1", MachineType: "n2-standard-16", Nodes: 7, DiskGB: 50}
+	cfg.TimeScale = 2.5
 	sc, err := cfg.StackConfig()
 	require.NoError(t, err)
 	m := map[string]string{}
@@ -50,7 +51,7 @@ func TestStackConfigRoundTrip(t *testing.T) {
 }
 
 func TestStackConfigErrors(t *testing.T) {
-	for key, v := range map[string]string{"apps": "many", "loadDuration": "1 day", "components": `{"grafana":true}`, "agents": "yes please", "kind": `{"workers":"two"}`, "gke": `{"zone":"x"}`} {
+	for key, v := range map[string]string{"apps": "many", "loadDuration": "1 day", "components": `{"grafana":true}`, "agents": "yes please", "kind": `{"workers":"two"}`, "gke": `{"zone":"x"}`, "timeScale": "fast"} {
 		err := withStackConfig(t, map[string]string{"aware-testbed:" + key: v}, func(ctx *pulumi.Context) error {
 			_, err := testbed.ConfigFromStack(ctx)
 			return err

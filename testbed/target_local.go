@@ -154,7 +154,8 @@ func (d *Driver) supervisorArgs(cfg Config) []string {
 		"--apps=" + strconv.Itoa(cfg.Apps), "--pool-seed=" + strconv.FormatInt(cfg.PoolSeed, 10),
 		"--select-seed=" + strconv.FormatUint(cfg.SelectSeed, 10),
 		"--namespace=" + o.Namespace, "--apps-namespace=" + o.AppsNamespace,
-		"--step=" + o.Step.String(), "--agents=" + strconv.FormatBool(o.Agents), "--webhook=" + strconv.FormatBool(o.Webhook),
+		"--step=" + o.Step.String(), "--time-scale=" + strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64),
+		"--agents=" + strconv.FormatBool(o.Agents), "--webhook=" + strconv.FormatBool(o.Webhook),
 		"--traces=" + d.Traces,
 	}
 }

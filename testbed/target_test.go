@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,4 +54,16 @@ func TestTargetsAnswer(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, kubeconfigTarget{}, stackTarget(""), "a stack without a known target holds its resources: down destroys them")
 	assert.Equal(t, `where: "local" (the Docker-free control plane, started in --dir), "kubeconfig" (any cluster), "kind" (a kind cluster on the machine's container engine) or "gke" (a GKE cluster made by the stack)`, TargetHelp())
+}
+
+// The local target's supervisor gets the controller's step and the time
+// scale.
+func TestTargetLocalSupervisorArgs(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Options.Step, cfg.TimeScale = 2*time.Second, 15
+	args := (&Driver{Dir: "/d", Traces: "/t"}).supervisorArgs(cfg)
+	assert.Equal(t, []string{"testbed", "local-run"}, args[:2])
+	assert.Contains(t, args, "--step=2s")
+	assert.Contains(t, args, "--time-scale=15")
+	assert.Contains(t, (&Driver{Dir: "/d"}).supervisorArgs(DefaultConfig()), "--time-scale=10", "the default")
 }

@@ -34,6 +34,7 @@ type testbedFlags struct {
 	image                                               string
 	agents, webhook                                     bool
 	step                                                time.Duration
+	timeScale                                           float64
 	updateMode, source                                  string
 	kind                                                testbed.KindConfig
 	gke                                                 testbed.GKEConfig
@@ -58,6 +59,7 @@ func (fl *testbedFlags) register(f *pflag.FlagSet, withConfig bool) {
 	f.BoolVar(&fl.agents, "agents", true, "run the AWARE agent runner")
 	f.BoolVar(&fl.webhook, "webhook", true, "serve the admission webhook that sizes new pods")
 	f.DurationVar(&fl.step, "step", 15*time.Second, "the controller's step")
+	f.Float64Var(&fl.timeScale, "time-scale", testbed.DefaultConfig().TimeScale, "local target: simulated seconds per wall second; the digital twin plays the apps this much faster than the wall clock and the controller's recommenders follow its time (the twin ticks every min(1s, --step/3), advancing a whole number of seconds per tick); other targets run in real time and take only the default")
 	f.StringVar(&fl.traces, "traces", generator.TracesDir, "local target: the twin's "+generator.TracesHelp)
 	f.StringVar(&fl.updateMode, "update-mode", string(v1alpha1.UpdateModeInPlaceOrRecreate), "the apps' MPAs' update mode (InPlaceOrRecreate falls back to Recreate, with a warning, on clusters before Kubernetes 1.33)")
 	f.StringVar(&fl.source, "source", "", "kind target: the project's source the aware image is built from (default: the module of the working directory)")
@@ -81,7 +83,7 @@ func (fl testbedFlags) config() testbed.Config {
 		o.Images.Aware = fl.image
 	}
 	o.AppOptions.UpdateMode = v1alpha1.UpdateMode(fl.updateMode)
-	cfg.Kind, cfg.GKE = fl.kind, fl.gke
+	cfg.Kind, cfg.GKE, cfg.TimeScale = fl.kind, fl.gke, fl.timeScale
 	return cfg
 }
 
@@ -244,14 +246,42 @@ func printStatus(w io.Writer, st testbed.Status) {
 
 func newRenderCmd() *cobra.Command {
 	var fl testbedFlags
+	var job manifests.StudyJobSpec
 	cmd := &cobra.Command{
 		Use:   "render",
-		Short: "Write the testbed's Kubernetes objects as YAML (what up deploys; for kubectl apply)",
-		Args:  cobra.NoArgs,
+		Short: "Write the testbed's Kubernetes objects as YAML (what up deploys; for kubectl apply), or with --study-job the Indexed Job that runs studies sharded on it",
+		Example: `  aware testbed render --target kubeconfig --apps 20 > testbed.yaml
+  aware testbed render --target kubeconfig --study-job bootstrapping,serving --study-size full --study-shards 4 > studies.yaml`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := fl.config().ForTarget()
 			if cfg.Kubeconfig == "" {
 				cfg.Kubeconfig = "-" // not used to render
+			}
+			if len(job.Studies) == 0 {
+				for _, name := range []string{"study-size", "study-shards", "study-parallelism"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s: only with --study-job", name)
+					}
+				}
+			}
+			if len(job.Studies) > 0 {
+				// The Job refers to the external services' Secret by
+				// name; the keys drawn here are not rendered.
+				c, err := testbed.NewCredentials()
+				if err != nil {
+					return err
+				}
+				cfg.Credentials = c
+				o, err := cfg.Resolve()
+				if err != nil {
+					return err
+				}
+				objs, err := manifests.StudyJob(o, job)
+				if err != nil {
+					return err
+				}
+				return manifests.WriteYAML(cmd.OutOrStdout(), []manifests.Set{{Component: manifests.ComponentStudy, Objects: objs}})
 			}
 			sets, err := objects(cfg)
 			if err != nil {
@@ -261,6 +291,11 @@ func newRenderCmd() *cobra.Command {
 		},
 	}
 	fl.register(cmd.Flags(), true)
+	f := cmd.Flags()
+	f.StringSliceVar(&job.Studies, "study-job", nil, "render only the Indexed Job running these studies (aware study NAMES…) sharded on the cluster, its shards' results in /out (docs/testbed.md)")
+	f.StringVar(&job.Size, "study-size", manifests.StudyQuick, "with --study-job: quick or full")
+	f.IntVar(&job.Shards, "study-shards", 1, "with --study-job: shards, one pod per completion index")
+	f.IntVar(&job.Parallelism, "study-parallelism", 0, "with --study-job: pods at once (0: all)")
 	return cmd
 }
 

@@ -47,3 +47,17 @@ func TestRenderWritesObjects(t *testing.T) {
 	assert.Contains(t, out, "kind: MultidimPodAutoscaler")
 	assert.Contains(t, out, "name: app-0002")
 }
+
+func TestRenderStudyJob(t *testing.T) {
+	out, err := run(t, "render", "--target", "kubeconfig", "--study-job", "bootstrapping,serving", "--study-size", "full", "--study-shards", "4")
+	require.NoError(t, err)
+	assert.Contains(t, out, "kind: Job")
+	assert.Contains(t, out, "completionMode: Indexed")
+	assert.Contains(t, out, "--shard-index-env=JOB_COMPLETION_INDEX")
+	assert.NotContains(t, out, "kind: MultidimPodAutoscaler", "only the Job's objects")
+
+	_, err = run(t, "render", "--target", "kubeconfig", "--study-job", "Bad_Name")
+	assert.ErrorContains(t, err, `studies[0] "Bad_Name"`)
+	_, err = run(t, "render", "--target", "kubeconfig", "--study-shards", "4")
+	assert.ErrorContains(t, err, "--study-shards: only with --study-job")
+}

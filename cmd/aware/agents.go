@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
@@ -47,7 +48,9 @@ type agentsFlags struct {
 	s3Prefix   string
 	s3Every    time.Duration
 	ckptEvery  time.Duration
+	timeScale  float64
 	memLimit   string
+	policies   string
 }
 
 func newAgentsCmd() *cobra.Command {
@@ -67,7 +70,10 @@ resume from there after a restart; with an object store (--s3-endpoint or AWARE_
 the project launches for the segments) each checkpoint is also copied to the bucket under
 --s3-prefix (an OFFLINE agent's at most every --s3-upload-every), and an agent whose local
 checkpoint is missing or older resumes from the bucket, so a runner that lost its disk
-(a rescheduled pod) resumes every agent's stage, episode and weights. Training runs in --trainers slots, off the acting path. The records are read from
+(a rescheduled pod) resumes every agent's stage, episode and weights. An MPA annotated
+agents.aware.dev/initial-policy: NAME whose agent has no checkpoint yet starts from the policy
+in --policies/NAME (agent.ckpt and policy.json, agents.WritePolicy) instead of a fresh agent; a
+policy that cannot be used withholds its recommendation (HPA+VPA acts) until it can. Training runs in --trainers slots, off the acting path. The records are read from
 the controller's InfluxDB store (--influx-url): the embedded store belongs to the controller
 process. Its own metrics are on --metrics-addr.`,
 		Args: cobra.NoArgs,
@@ -85,7 +91,8 @@ process. Its own metrics are on --metrics-addr.`,
 	f.IntVar(&fl.trainers, "trainers", 1, "agents training at once (its CPU share in cores)")
 	f.IntVar(&fl.updates, "updates", 1, "training updates per acting step in ONLINE")
 	f.IntVar(&fl.offline, "offline-updates", 2, "training updates per recorded transition in OFFLINE")
-	f.DurationVar(&fl.ckptEvery, "offline-checkpoint-every", agents.DefaultOfflineCheckpoints, "shortest time between checkpoints of an OFFLINE agent (0: after every round that updated it); after a restart it trains again on the records since")
+	f.DurationVar(&fl.ckptEvery, "offline-checkpoint-every", agents.DefaultOfflineCheckpoints, "shortest simulated time between checkpoints of an OFFLINE agent (0: after every round that updated it), divided by --time-scale on the wall clock; after a restart it trains again on the records since")
+	f.Float64Var(&fl.timeScale, "time-scale", 1, "simulated seconds per wall second (the controller's --time-scale): on a digital twin (the local testbed) --offline-checkpoint-every and --s3-upload-every are simulated time, divided by it; 1 on a real cluster")
 	f.IntVar(&fl.replay, "replay", agents.DefaultReplay, "replay memory of each agent, in transitions (the newest overwrite the oldest; 192 B each, 1.2 KiB with --meta's embedding)")
 	f.Uint64Var(&fl.seed, "seed", 1, "seed of every agent's weights and noise (with its MPA's UID)")
 	f.StringVar(&fl.cfg.PrometheusURL, "prometheus", "", "Prometheus base URL (required)")
@@ -97,11 +104,12 @@ process. Its own metrics are on --metrics-addr.`,
 	f.StringVar(&fl.cfg.ProbeAddr, "probe-addr", ":8083", `address of /healthz and /readyz ("0" disables)`)
 	f.BoolVar(&fl.cfg.Profiling, "pprof", false, "serve Go's profiles under /debug/pprof/ on --metrics-addr")
 	f.StringVar(&fl.meta, "meta", "", "folder of an `aware meta train` run: its frozen meta learner embeds each MPA's episodes into the agents' states, and agents of MPAs that do not bootstrap start from its meta-trained DDPG")
+	f.StringVar(&fl.policies, "policies", "", "folder of initial policies: an MPA annotated agents.aware.dev/initial-policy: NAME whose agent has no checkpoint starts from DIR/NAME (agent.ckpt and policy.json); unusable or unset, its recommendation is withheld (InitialPolicyUnreadable) and HPA+VPA acts")
 	f.IntVar(&fl.metaM, "meta-m", 20, "trajectories per bundle the meta run was trained with")
 	actionsFlag(f, &fl.mapping)
 	s3Flags(f, &fl.s3)
 	f.StringVar(&fl.s3Prefix, "s3-prefix", "agents", "key prefix of the checkpoint copies in the bucket")
-	f.DurationVar(&fl.s3Every, "s3-upload-every", 5*time.Minute, "shortest time between copies of an OFFLINE agent's checkpoint (stage changes and episode ends are always copied)")
+	f.DurationVar(&fl.s3Every, "s3-upload-every", 5*time.Minute, "shortest simulated time between copies of an OFFLINE agent's checkpoint, divided by --time-scale on the wall clock (stage changes and episode ends are always copied)")
 	f.StringVar(&fl.memLimit, "memory-limit", "", "soft memory limit of the Go runtime, e.g. 640Mi (default $GOMEMLIMIT or none): set it below the container's limit; the garbage collector then keeps the heap near the agents' live memory instead of twice it")
 	f.Float32Var(&fl.qps, "kube-api-qps", 100, "client QPS to the API server")
 	f.IntVar(&fl.burst, "kube-api-burst", 200, "client burst to the API server")
@@ -118,6 +126,9 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	}
 	if fl.ckptEvery < 0 {
 		errs = append(errs, fmt.Errorf("--offline-checkpoint-every %v: must not be negative", fl.ckptEvery))
+	}
+	if k := fl.timeScale; !(k >= 1) || math.IsInf(k, 0) {
+		errs = append(errs, fmt.Errorf("--time-scale %g: want a finite number of simulated seconds per wall second, at least 1", k))
 	}
 	if fl.replay < 1 {
 		errs = append(errs, fmt.Errorf("--replay %d: must be positive", fl.replay))
@@ -146,7 +157,7 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 	fl.cfg.REST = rc
 	fl.cfg.Log = slog.Default()
 	fl.cfg.Options = []agents.Option{agents.WithName(fl.name), agents.WithStep(fl.step), agents.WithTrainers(fl.trainers),
-		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed), agents.WithFactory(agents.NewFactory(fl.replay)), agents.WithOfflineCheckpoints(fl.ckptEvery)}
+		agents.WithUpdates(fl.updates, fl.offline), agents.WithSeed(fl.seed), agents.WithFactory(agents.NewFactory(fl.replay)), agents.WithOfflineCheckpoints(fl.ckptEvery), agents.WithTimeScale(fl.timeScale)}
 	if fl.meta != "" {
 		opts, mapping, err := metaAgents(fl.meta, fl.metaM, fl.seed, fl.replay, fl.cfg.Dir)
 		if err != nil {
@@ -158,7 +169,7 @@ func runAgents(ctx context.Context, fl agentsFlags) error {
 		fl.mapping = mapping
 		fl.cfg.Options = append(fl.cfg.Options, opts...)
 	}
-	fl.cfg.Options = append(fl.cfg.Options, agents.WithActions(fl.mapping))
+	fl.cfg.Options = append(fl.cfg.Options, agents.WithActions(fl.mapping), agents.WithPolicies(fl.policies))
 	if fl.s3.Endpoint != "" {
 		if err := fl.s3.Validate(); err != nil {
 			return fmt.Errorf("checkpoint object store: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -66,6 +67,7 @@ Prometheus again (--serve-snapshots).`,
 	f.DurationVar(&fl.cfg.Step, "step", 15*time.Second, "step interval: one recommendation per MPA per step")
 	f.IntVar(&fl.cfg.Concurrency, "concurrency", 8, "MPAs reconciled at once")
 	f.DurationVar(&fl.vpaInterval, "vpa-recommender-interval", vpa.DefaultRecommenderInterval, "how often the built-in VPA recomputes its recommendation (upstream --recommender-interval); 0: at every step")
+	f.Float64Var(&fl.cfg.TimeScale, "time-scale", 1, "simulated seconds per wall second: on a digital twin (the local testbed) the recommenders' windows run in the twin's time; 1 on a real cluster")
 	f.IntVar(&fl.cfg.CheckpointEvery, "checkpoint-every", manager.DefaultCheckpointEvery, "steps between writes of each MPA's recommender (VPA histograms, HPA windows) to its MultidimPodAutoscalerCheckpoint, restored after a restart; negative: none")
 	f.IntVar(&fl.cfg.ActuationConcurrency, "actuation-concurrency", 8, "MPAs whose decisions are applied at once (by the updater, after the recommendation is written)")
 	f.StringVar(&fl.cfg.MetricsAddr, "metrics-addr", ":8080", `address of /metrics ("0" disables)`)
@@ -143,6 +145,9 @@ func runController(ctx context.Context, fl controllerFlags) error {
 		fl.cfg.VPARecommenderInterval = -1 // every step
 	default:
 		fl.cfg.VPARecommenderInterval = fl.vpaInterval
+	}
+	if k := fl.cfg.TimeScale; !(k >= 1) || math.IsInf(k, 0) {
+		errs = append(errs, fmt.Errorf("--time-scale %g: want a finite number of simulated seconds per wall second, at least 1", k))
 	}
 	if fl.cfg.Webhook.Enabled {
 		switch {

@@ -68,6 +68,7 @@ func TestAgentsRefusesBadFlags(t *testing.T) {
 		{[]string{"--memory-limit", "-1Mi"}, `--memory-limit "-1Mi"`},
 		{[]string{"--replay", "0"}, "--replay 0"},
 		{[]string{"--offline-checkpoint-every", "-1s"}, "--offline-checkpoint-every -1s"},
+		{[]string{"--time-scale", "NaN"}, "--time-scale NaN"},
 		{[]string{"--snapshots-from", "aware-controller:8080"}, `--snapshots-from "aware-controller:8080"`},
 	} {
 		cmd := newAgentsCmd()
@@ -87,6 +88,8 @@ func TestControllerRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"--vpa-recommender-interval", "-1m"}, "--vpa-recommender-interval -1m0s"},
 		{[]string{"--webhook-failure-policy", "Maybe"}, `--webhook-failure-policy: "Maybe"`},
+		{[]string{"--time-scale", "0.5"}, "--time-scale 0.5"},
+		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf"},
 	} {
 		cmd := newControllerCmd()
 		cmd.SetArgs(tc.args)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/study/suite"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
 )
 
 // studyFlags are the flags of `aware study` and `aware study merge`.
@@ -23,6 +25,68 @@ type studyFlags struct {
 	out         string
 	lab         lab.Config
 	variant     suite.Variant
+	testbed     suite.Testbed
+	speedup     float64
+	shardEnv    string
+	shards      int
+}
+
+// shardSpec is the shard of --shard, or of --shard-index-env and --shards
+// (index k of the variable runs shard k+1 of n, as --shard (k+1)/n).
+func (fl *studyFlags) shardSpec(f *pflag.FlagSet) (study.ShardSpec, error) {
+	byEnv := fl.shardEnv != "" || f.Changed("shards")
+	switch {
+	case byEnv && fl.shard != "":
+		return study.ShardSpec{}, fmt.Errorf("--shard and --shard-index-env/--shards: choose one")
+	case fl.shard != "":
+		s, err := study.ParseShard(fl.shard)
+		if err != nil {
+			return study.ShardSpec{}, fmt.Errorf("--shard: %w", err)
+		}
+		return s, nil
+	case !byEnv:
+		return study.All, nil
+	case fl.shardEnv == "" || fl.shards < 1:
+		return study.ShardSpec{}, fmt.Errorf("--shard-index-env %q and --shards %d: give both, a variable name and a positive count", fl.shardEnv, fl.shards)
+	}
+	v, ok := os.LookupEnv(fl.shardEnv)
+	if !ok || v == "" {
+		return study.ShardSpec{}, fmt.Errorf("--shard-index-env: $%s is not set (in an Indexed Job the Job controller sets JOB_COMPLETION_INDEX)", fl.shardEnv)
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 0 || k >= fl.shards {
+		return study.ShardSpec{}, fmt.Errorf("--shard-index-env: $%s = %q: want a 0-based index below --shards %d", fl.shardEnv, v, fl.shards)
+	}
+	return study.ParseShard(fmt.Sprintf("%d/%d", k+1, fl.shards))
+}
+
+// onTestbed sets the testbed variant from --testbed, --testbed-up and
+// --speedup.
+func (fl *studyFlags) onTestbed(f *pflag.FlagSet) error {
+	if fl.testbed.Dir == "" && !fl.testbed.Up {
+		if f.Changed("speedup") {
+			return fmt.Errorf("--speedup: only with --testbed or --testbed-up")
+		}
+		return nil
+	}
+	if fl.shard != "" || fl.shardEnv != "" || f.Changed("shards") {
+		return fmt.Errorf("--testbed/--testbed-up and a shard: the testbed cells run all at once on one testbed; run them unsharded")
+	}
+	clock := testbedrun.DefaultClock()
+	clock.Speedup = fl.speedup
+	if err := clock.Validate(); err != nil {
+		return fmt.Errorf("--speedup: %w", err)
+	}
+	fl.variant.Testbed = &clock
+	fl.testbed.Traces = fl.lab.Traces
+	if fl.testbed.Up {
+		bin, err := driverBinary()
+		if err != nil {
+			return fmt.Errorf("--testbed-up: %w", err)
+		}
+		fl.testbed.Driver = bin
+	}
+	return nil
 }
 
 // poolFlags registers the generated pool and the simulation that the
@@ -44,6 +108,9 @@ func (fl *studyFlags) register(f *pflag.FlagSet) {
 	actionsFlag(f, &fl.lab.Mapping)
 	f.StringSliceVar(&fl.variant.Arms, "arms", nil, "bootstrapping: optional arms beside its own: BCQ-phi<Φ> (e.g. BCQ-phi0.05), offline-DDPG, PPO, PPO-fitted; all for BCQ-phi0.05,offline-DDPG,PPO,PPO-fitted")
 	f.IntVar(&fl.variant.SimEpisodes, "sim-episodes", 0, "bootstrapping, with --arms PPO-fitted: episodes PPO trains in the fitted simulator (default 1500)")
+	f.StringVar(&fl.testbed.Dir, "testbed", "", "bootstrapping: run its cells on the running local testbed of this --dir as well (aware testbed up --step 2s --time-scale 15), beside the same cells on the simulator, and compare them")
+	f.BoolVar(&fl.testbed.Up, "testbed-up", false, "as --testbed, on a local testbed brought up for the run (in --testbed DIR if given, which must not exist) and torn down after it")
+	f.Float64Var(&fl.speedup, "speedup", testbedrun.MaxSpeedup, "with --testbed: simulated seconds per wall second (the testbed's --time-scale); at most the measured limit")
 	f.StringVar(&fl.variant.MetaFrom, "meta", "", "adaptation: AWARE starts from this aware meta train folder (bundles of 20) instead of meta-training its own")
 }
 
@@ -93,7 +160,8 @@ each arm's first acting episode, the offline critics and the fitted simulators' 
 its report); --meta lets the adaptation study's AWARE start from an aware meta train run.`,
 		Example: `  aware study --quick                       # all four, as make run does
   aware study adaptation --full --shard 2/4 --out shard2
-  aware study merge adaptation --full --out out shard1 shard2 shard3 shard4
+  aware study merge adaptation --full --out out shard1/adaptation shard2/adaptation shard3/adaptation shard4/adaptation
+  aware study bootstrapping --quick --testbed-up --out out/testbed   # on a local testbed too, beside the simulator
   aware study serving --trace my-load.csv --out out/mine
   aware study bootstrapping --full --arms all --out out/ablations
   aware study adaptation --meta out/meta --out out/from-meta`,
@@ -103,11 +171,9 @@ its report); --meta lets the adaptation study's AWARE start from an aware meta t
 			if err != nil {
 				return err
 			}
-			shard := study.All
-			if fl.shard != "" {
-				if shard, err = study.ParseShard(fl.shard); err != nil {
-					return fmt.Errorf("--shard: %w", err)
-				}
+			shard, err := fl.shardSpec(cmd.Flags())
+			if err != nil {
+				return err
 			}
 			if fl.workers < 1 {
 				return fmt.Errorf("--workers %d: must be positive", fl.workers)
@@ -115,8 +181,12 @@ its report); --meta lets the adaptation study's AWARE start from an aware meta t
 			if len(args) == 0 || (len(args) == 1 && args[0] == "all") {
 				args = names
 			}
+			if err := fl.onTestbed(cmd.Flags()); err != nil {
+				return err
+			}
 			entries, err := suite.Run(cmd.Context(), args, suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Shard: shard, Workers: fl.workers,
-				Progress: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Command: strings.Join(os.Args, " "), DryRun: fl.dryRun, Variant: fl.variant})
+				Progress: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Command: strings.Join(os.Args, " "), DryRun: fl.dryRun, Variant: fl.variant,
+				Testbed: fl.testbed})
 			if err != nil {
 				return err
 			}
@@ -126,6 +196,8 @@ its report); --meta lets the adaptation study's AWARE start from an aware meta t
 	f := cmd.Flags()
 	fl.register(f)
 	f.StringVar(&fl.shard, "shard", "", "run only shard i of n of every study's cells (e.g. 2/4); merge the shards' --out folders with aware study merge")
+	f.StringVar(&fl.shardEnv, "shard-index-env", "", "with --shards N: run the shard whose 0-based index is in this environment variable (JOB_COMPLETION_INDEX in a Kubernetes Indexed Job: docs/testbed.md)")
+	f.IntVar(&fl.shards, "shards", 0, "with --shard-index-env: how many shards there are")
 	f.IntVar(&fl.workers, "workers", fl.workers, "cells run at once")
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print each study's expected wall time and stop")
 	cmd.AddCommand(newStudyMergeCmd())
@@ -160,6 +232,11 @@ as the shards.`,
 			mode, err := fl.mode()
 			if err != nil {
 				return err
+			}
+			for _, name := range []string{"testbed", "testbed-up", "speedup"} {
+				if cmd.Flags().Changed(name) {
+					return fmt.Errorf("--%s: the testbed cells run unsharded, so there is nothing of theirs to merge", name)
+				}
 			}
 			rep, err := suite.Merge(cmd.Context(), args[0], args[1:], suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Log: cmd.OutOrStdout(), Variant: fl.variant})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 
 func TestStudyCommandRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("AWARE_TEST_INDEX", "4")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -26,11 +27,26 @@ func TestStudyCommandRefusesBadInput(t *testing.T) {
 		{[]string{"study", "bootstrapping", "--arms", "BCQ-phi9", "--out", dir, "--pool", "100", "--dry-run"}, "BCQ's perturbation bound Φ is a number in [0, 2]"},
 		{[]string{"study", "bootstrapping", "--arms", "PPO", "--sim-episodes", "5", "--out", dir, "--pool", "100", "--dry-run"}, "only the PPO-fitted arm trains in one"},
 		{[]string{"study", "adaptation", "--meta", filepath.Join(dir, "none"), "--out", dir, "--pool", "100"}, "no meta.ckpt"},
+		{[]string{"study", "adaptation", "--shard-index-env", "AWARE_TEST_UNSET_INDEX", "--shards", "4", "--out", dir}, "$AWARE_TEST_UNSET_INDEX is not set"},
+		{[]string{"study", "adaptation", "--shard-index-env", "AWARE_TEST_INDEX", "--shards", "4", "--out", dir}, `$AWARE_TEST_INDEX = "4": want a 0-based index below --shards 4`},
+		{[]string{"study", "adaptation", "--shard-index-env", "AWARE_TEST_INDEX", "--out", dir}, "give both"},
+		{[]string{"study", "adaptation", "--shard", "1/4", "--shards", "4", "--out", dir}, "--shard and --shard-index-env/--shards: choose one"},
+		{[]string{"study", "bootstrapping", "--testbed", filepath.Join(dir, "no-testbed"), "--out", dir, "--pool", "100"}, "no running local testbed in"},
+		{[]string{"study", "bootstrapping", "--testbed", dir, "--speedup", "40", "--out", dir}, "speed-up 40 is above 15"},
+		{[]string{"study", "bootstrapping", "--speedup", "10", "--out", dir}, "--speedup: only with --testbed or --testbed-up"},
+		{[]string{"study", "adaptation", "--testbed", dir, "--out", dir, "--pool", "100"}, "a testbed: taken by bootstrapping, none of the studies named (adaptation)"},
+		{[]string{"study", "bootstrapping", "--testbed", dir, "--shard", "1/2", "--out", dir}, "the testbed cells run all at once on one testbed"},
+		{[]string{"study", "bootstrapping", "--testbed", dir, "--arms", "PPO", "--out", dir, "--pool", "100"}, "the optional arms [PPO] do not run on the testbed"},
+		{[]string{"study", "merge", "bootstrapping", dir, "--speedup", "10", "--out", dir}, "--speedup: the testbed cells run unsharded"},
 	} {
 		_, err := runAware(t, tc.args...)
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want, tc.args)
 	}
+	t.Setenv("AWARE_TEST_INDEX", "1")
+	out, err := runAware(t, "study", "adaptation", "--shard-index-env", "AWARE_TEST_INDEX", "--shards", "4", "--dry-run", "--out", dir, "--pool", "100")
+	require.NoError(t, err)
+	assert.Contains(t, out, "shard 2/4", "index 1 of an Indexed Job is the second shard")
 	help, err := runAware(t, "study", "--help")
 	require.NoError(t, err)
 	assert.Contains(t, help, "aware study merge adaptation --full")

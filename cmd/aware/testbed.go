@@ -49,19 +49,9 @@ builds them ahead. See aware-testbed --help and docs/testbed.md.`,
 // runDriver runs aware-testbed with args, attached to this process's
 // standard streams.
 func runDriver(ctx context.Context, args []string) error {
-	bin := ""
-	if exe, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(exe), "aware-testbed")
-		if _, err := os.Stat(beside); err == nil {
-			bin = beside
-		}
-	}
-	if bin == "" {
-		p, err := exec.LookPath("aware-testbed")
-		if err != nil {
-			return errors.New("aware-testbed not found beside aware or on $PATH: make build builds it into .bin/ (or go build -o .bin/aware-testbed ./cmd/aware-testbed)")
-		}
-		bin = p
+	bin, err := driverBinary()
+	if err != nil {
+		return err
 	}
 	c := exec.CommandContext(ctx, bin, args...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -75,6 +65,21 @@ func runDriver(ctx context.Context, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// driverBinary is the aware-testbed binary beside this one, else on $PATH.
+func driverBinary() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(exe), "aware-testbed")
+		if _, err := os.Stat(beside); err == nil {
+			return beside, nil
+		}
+	}
+	p, err := exec.LookPath("aware-testbed")
+	if err != nil {
+		return "", errors.New("aware-testbed not found beside aware or on $PATH: make build builds it into .bin/ (or go build -o .bin/aware-testbed ./cmd/aware-testbed)")
+	}
+	return p, nil
 }
 
 func newTestbedInstallCmd() *cobra.Command {
@@ -128,6 +133,7 @@ func newTestbedLocalRunCmd() *cobra.Command {
 	f.StringVar(&cfg.Namespace, "namespace", "aware-system", "the testbed's namespace (service accounts)")
 	f.StringVar(&cfg.AppsNamespace, "apps-namespace", "aware-apps", "the apps' namespace")
 	f.DurationVar(&cfg.Step, "step", 15*time.Second, "the controller's step")
+	f.Float64Var(&cfg.TimeScale, "time-scale", local.DefaultTimeScale, "simulated seconds per wall second: the twin ticks every min(1s, --step/3) and advances that times this per tick (a whole number of seconds); the controller and the agent runner get it")
 	f.BoolVar(&cfg.Agents, "agents", true, "run the agent runner")
 	f.BoolVar(&cfg.Webhook, "webhook", true, "serve the admission webhook")
 	tracesFlag(f, &cfg.Traces)

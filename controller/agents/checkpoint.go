@@ -40,6 +40,10 @@ type State struct {
 	// Actions is the gym.Mapping the agent acted through; empty in
 	// checkpoints from before it was recorded, which mapped absolutely.
 	Actions string `json:"actions,omitempty"`
+	// Kind is the kind of agent (KindDDPG, KindBCQ) when it started from
+	// an initial policy (WithPolicies), whose kind may not be the one the
+	// runner makes for the MPA; empty for the runner's own agents.
+	Kind string `json:"kind,omitempty"`
 }
 
 // Mapping is the gym.Mapping the checkpointed agent acted through.

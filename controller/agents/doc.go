@@ -12,7 +12,8 @@
 // trains in a bounded pool of training slots, and is checkpointed with its
 // optimiser state after every episode and stage change, so that a runner
 // killed in any stage resumes the same weights. An agent that cannot act
-// (its checkpoint is unreadable, its action or reward is not a number)
+// (its checkpoint is unreadable, its initial policy cannot be used, its
+// action or reward is not a number)
 // withholds its recommendation for the step, and the controller acts on
 // HPA+VPA instead and names the cause in the MPA's conditions.
 package agents

@@ -139,6 +139,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	cfg.Log.Info("agent runner starting", "namespace", cfg.Namespace, "snapshotsFrom", cfg.SnapshotsFrom, "recommender", r.cfg.name, "step", r.cfg.step, "trainers", r.cfg.trainers, "dir", cfg.Dir)
+	cfg.Log.Info("agent runner starting", "namespace", cfg.Namespace, "snapshotsFrom", cfg.SnapshotsFrom, "recommender", r.cfg.name, "step", r.cfg.step, "timeScale", r.cfg.timeScale, "trainers", r.cfg.trainers, "dir", cfg.Dir)
 	return mgr.Start(ctx)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -88,6 +89,8 @@ type config struct {
 	mapping        gym.Mapping
 	remote         *remote
 	offlineEvery   time.Duration
+	timeScale      float64
+	policies       string
 }
 
 // Option configures a Runner.
@@ -159,7 +162,8 @@ const DefaultOfflineCheckpoints = 2 * time.Minute
 // the disk from the cluster's own writers (etcd, InfluxDB). Nothing is
 // lost in between: the checkpoint's State names the last record trained
 // on, and a restarted runner trains on the records since. Stage changes
-// and acting episodes' ends are always checkpointed.
+// and acting episodes' ends are always checkpointed. d is simulated time
+// (WithTimeScale).
 func WithOfflineCheckpoints(d time.Duration) Option { return func(c *config) { c.offlineEvery = d } }
 
 // WithObjects copies every agent's checkpoint to an S3-compatible bucket
@@ -168,7 +172,8 @@ func WithOfflineCheckpoints(d time.Duration) Option { return func(c *config) { c
 // it, so that a runner that lost its disk resumes each agent's stage,
 // episode and weights. Checkpoints are copied at every stage change and
 // episode end, and an OFFLINE agent's (see WithOfflineCheckpoints) at
-// most every interval (default 5 minutes when 0).
+// most every interval (default 5 minutes when 0; simulated time,
+// WithTimeScale).
 func WithObjects(o Objects, prefix string, interval time.Duration) Option {
 	return func(c *config) {
 		if interval <= 0 {
@@ -177,6 +182,27 @@ func WithObjects(o Objects, prefix string, interval time.Duration) Option {
 		c.remote = &remote{objs: o, prefix: prefix, every: interval}
 	}
 }
+
+// WithTimeScale says how many simulated seconds pass per wall second
+// (default 1, a real cluster; the controller's --time-scale): the
+// intervals given in simulated time, WithOfflineCheckpoints' and
+// WithObjects', are divided by k to run on the wall clock. k must be
+// finite and at least 1.
+func WithTimeScale(k float64) Option { return func(c *config) { c.timeScale = k } }
+
+// WithPolicies sets the folder of initial policies: an MPA annotated
+// AnnotationInitialPolicy: NAME whose agent has no checkpoint of its own
+// (neither in the checkpoint directory nor, with WithObjects, in the
+// bucket) starts from the policy in dir/NAME (WritePolicy's agent.ckpt and
+// policy.json) instead of a fresh agent: loaded into an agent of the
+// policy's kind made by the runner's factory, then checkpointed as the
+// MPA's own, so that a restart resumes it. A policy that cannot be used
+// (dir unset, the folder missing or unreadable, its state width or action
+// mapping not the runner's) withholds the MPA's recommendation with
+// ReasonInitialPolicyUnreadable at every step, HPA+VPA acting, and one
+// Warning event per generation says why; no fresh agent starts in its
+// place.
+func WithPolicies(dir string) Option { return func(c *config) { c.policies = dir } }
 
 // Runner hosts one agent per MPA that names it.
 type Runner struct {
@@ -210,7 +236,7 @@ func (r *Runner) stateDim() int {
 // only); dir holds the agents' checkpoints, one folder per MPA.
 func New(c client.Client, obs autoscaler.Observer, store trajectory.Store, dir string, opts ...Option) (*Runner, error) {
 	cfg := config{name: DefaultName, step: 15 * time.Second, trainers: 1, updates: 1, offlineUpdates: 2,
-		factory: DefaultFactory, seed: 1, log: slog.New(slog.DiscardHandler), offlineEvery: DefaultOfflineCheckpoints}
+		factory: DefaultFactory, seed: 1, log: slog.New(slog.DiscardHandler), offlineEvery: DefaultOfflineCheckpoints, timeScale: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -233,6 +259,9 @@ func New(c client.Client, obs autoscaler.Observer, store trajectory.Store, dir s
 	if cfg.offlineEvery < 0 {
 		errs = append(errs, fmt.Errorf("OFFLINE checkpoint interval %v is negative", cfg.offlineEvery))
 	}
+	if k := cfg.timeScale; !(k >= 1) || math.IsInf(k, 0) {
+		errs = append(errs, fmt.Errorf("time scale %g: want a finite number of simulated seconds per wall second, at least 1", k))
+	}
 	if cfg.factory == nil {
 		errs = append(errs, errors.New("nil agent factory"))
 	}
@@ -245,12 +274,27 @@ func New(c client.Client, obs autoscaler.Observer, store trajectory.Store, dir s
 	if cfg.recorder == nil {
 		cfg.recorder = &record.FakeRecorder{}
 	}
+	cfg.offlineEvery = wallTime(cfg.offlineEvery, cfg.timeScale)
+	if cfg.remote != nil {
+		rem := *cfg.remote
+		rem.every = wallTime(rem.every, cfg.timeScale)
+		cfg.remote = &rem
+	}
 	if cfg.meta != nil {
 		cfg.meta.SetMetaUpdates(false) // frozen at inference
 	}
 	cfg.envOpts = append([]mpaenv.Option{mpaenv.WithStep(cfg.step), mpaenv.WithLogger(cfg.log)}, cfg.envOpts...)
 	return &Runner{c: c, obs: obs, store: store, dir: dir, cfg: cfg, met: newMetrics(cfg.reg),
 		pool: make(chan struct{}, cfg.trainers), workers: map[types.UID]*worker{}, refused: map[types.UID]int64{}}, nil
+}
+
+// wallTime is the wall time in which simulated time d passes at time
+// scale k.
+func wallTime(d time.Duration, k float64) time.Duration {
+	if k == 1 {
+		return d
+	}
+	return time.Duration(math.Round(float64(d) / k))
 }
 
 // Start runs the runner until ctx ends (a controller-runtime Runnable): once

@@ -76,7 +76,17 @@ type worker struct {
 	metaEpisode int64
 	metaFrom    time.Time
 	z           []float64
+
+	// The MPA generation and annotation value whose unusable initial
+	// policy an event reported (warned: one did).
+	policyWarned     bool
+	policyWarnedGen  int64
+	policyWarnedName string
 }
+
+// errInitialPolicy: the MPA's initial policy cannot be used; its
+// recommendation is withheld and the load is tried again a step later.
+var errInitialPolicy = errors.New("the initial policy cannot be used")
 
 func (w *worker) run(ctx context.Context) {
 	w.log.Info("agents: hosting an agent")
@@ -116,7 +126,9 @@ func (w *worker) cycle(ctx context.Context) error {
 		w.thaw()
 	}
 	if w.ag == nil && w.frozen == nil {
-		if err := w.load(ctx, m, pol); err != nil {
+		if err := w.load(ctx, m, pol); errors.Is(err, errInitialPolicy) {
+			return sleep(ctx, w.r.cfg.step) // withheld: HPA+VPA acts
+		} else if err != nil {
 			return err
 		}
 	}
@@ -184,7 +196,10 @@ func (w *worker) policy() agent.Policy {
 
 // load makes the MPA's agent and restores its checkpoint. An unreadable
 // checkpoint is moved aside (kept), the step's recommendation withheld with
-// the cause, and a fresh agent takes over.
+// the cause, and a fresh agent takes over. With no checkpoint at all, an
+// MPA with an initial policy (AnnotationInitialPolicy) starts from it, and
+// its first checkpoint is written at once; a policy that cannot be used
+// withholds the step's recommendation and load returns errInitialPolicy.
 func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol autoscaler.Policy) error {
 	w.boot = pol.Agent != nil && pol.Agent.Bootstraps()
 	w.space = gym.ActionSpace(pol.GymBounds())
@@ -218,26 +233,38 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 			w.log.Info("agents: checkpoint restored from the object store", "key", rem.key(w.rel))
 		}
 	}
-	// local loads dir's checkpoint into ag, a fresh agent.
-	local := func(ag agent.Agent) error {
+	// local loads dir's checkpoint into ag, a fresh agent, or into a
+	// fresh agent of the kind the checkpoint names (an initial policy's
+	// agent of the other kind), and returns the agent loaded.
+	local := func(ag agent.Agent) (agent.Agent, error) {
 		st, err := ReadState(w.dir)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if was, err := st.Mapping(); err != nil {
-			return err
+			return nil, err
 		} else if was != w.r.cfg.mapping {
-			return fmt.Errorf("its agent acted through %s actions, this runner's agents act through %s", was, w.r.cfg.mapping)
+			return nil, fmt.Errorf("its agent acted through %s actions, this runner's agents act through %s", was, w.r.cfg.mapping)
+		}
+		if boot := st.Kind == KindBCQ; st.Kind != "" && boot != w.boot {
+			if ag, err = w.r.cfg.factory(w.r.stateDim(), gym.ActDim, boot, w.seed); err != nil {
+				return nil, fmt.Errorf("new %s agent for %s: %w", st.Kind, w.key, err)
+			}
 		}
 		if err := ag.Load(filepath.Join(w.dir, agentFile)); err != nil {
-			return err
+			return nil, err
 		}
 		w.st = st
 		w.r.met.resumes.Inc()
 		w.log.Info("agents: resumed from checkpoint", "stage", st.Stage, "episode", st.Episode, "updates", st.Updates, "steps", st.Steps)
-		return nil
+		return ag, nil
 	}
-	err = local(ag)
+	got, err := local(ag)
+	if err == nil {
+		ag = got
+	}
+	initial, hasInitial := initialPolicyOf(m)
+	fromPolicy := false
 	// movedTo is where an unusable local checkpoint went when the object
 	// store then had no copy to put in its place (the folder is gone).
 	movedTo := ""
@@ -261,7 +288,9 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 			if ag, err = fresh(); err != nil {
 				return err
 			}
-			if err = local(ag); err == nil {
+			var got agent.Agent
+			if got, err = local(ag); err == nil {
+				ag = got
 				w.log.Error("agents: the local checkpoint could not be used; the object store's copy was", "cause", cause.Error(), "movedTo", to, "key", rem.key(w.rel))
 			} else {
 				w.log.Error("agents: the local checkpoint could not be used and was moved aside; the object store's copy cannot be used either", "cause", cause.Error(), "movedTo", to)
@@ -273,6 +302,15 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 		msg := fmt.Sprintf("the agent's checkpoint could not be used (%v); a fresh agent starts", remoteErr)
 		w.log.Error("agents: "+msg, "dir", w.dir)
 		w.withhold(ctx, m, ReasonCheckpointUnreadable, msg)
+	case errors.Is(err, fs.ErrNotExist) && hasInitial:
+		var info loadedPolicy
+		if ag, info, err = w.initialPolicy(initial, ag); err != nil {
+			w.policyUnusable(ctx, m, initial, err)
+			return errInitialPolicy
+		}
+		w.st.Kind, w.st.Updates = info.Kind, info.Updates
+		fromPolicy = true
+		w.log.Info("agents: no checkpoint; starting from the initial policy", "policy", initial, "dir", w.r.policyPath(initial), "kind", info.Kind, "updates", info.Updates)
 	case errors.Is(err, fs.ErrNotExist):
 		w.log.Info("agents: no checkpoint; a fresh agent", "bootstraps", w.boot)
 	case err != nil:
@@ -296,6 +334,13 @@ func (w *worker) load(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, po
 	w.savedUpdates = w.st.Updates
 	if w.task == "" { // else registered by an earlier load (before SERVING)
 		if err := w.startMeta(ctx); err != nil {
+			return err
+		}
+	}
+	if fromPolicy {
+		// From now on the agent has a checkpoint of its own: a restart
+		// resumes it, not the initial policy.
+		if err := w.save(ctx, m, false); err != nil {
 			return err
 		}
 	}
@@ -622,8 +667,34 @@ func (w *worker) save(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, fo
 // why (it acts on HPA+VPA), and records a Warning event. Failures are
 // logged: the controller holds a stale recommendation anyway.
 func (w *worker) withhold(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, reason, msg string) {
-	w.r.met.withheld.WithLabelValues(reason).Inc()
 	w.r.cfg.recorder.Event(m, corev1.EventTypeWarning, reason, msg)
+	w.markWithheld(ctx, m, reason, msg)
+}
+
+// policyUnusable withholds the step's recommendation of an MPA whose
+// initial policy name cannot be used (cause), and records one Warning
+// event and log line per generation of the MPA and value of the
+// annotation: the marker is renewed every step (a stale one would make
+// the controller hold rather than act on HPA+VPA), the event is not.
+func (w *worker) policyUnusable(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, name string, cause error) {
+	where := w.r.policyPath(name)
+	if where == "" {
+		where = "(no policies folder)"
+	}
+	msg := fmt.Sprintf("annotation %s: %q: the initial policy %s cannot be used: %v; no agent starts until it can (HPA+VPA acts)",
+		AnnotationInitialPolicy, name, where, cause)
+	if !w.policyWarned || w.policyWarnedGen != m.Generation || w.policyWarnedName != name {
+		w.policyWarned, w.policyWarnedGen, w.policyWarnedName = true, m.Generation, name
+		w.log.Warn("agents: "+msg, "annotation", AnnotationInitialPolicy, "policy", name, "path", where)
+		w.r.cfg.recorder.Event(m, corev1.EventTypeWarning, ReasonInitialPolicyUnreadable, msg)
+	}
+	w.markWithheld(ctx, m, ReasonInitialPolicyUnreadable, msg)
+}
+
+// markWithheld writes the withheld marker of the step (reason, msg) into
+// the MPA's status and counts it.
+func (w *worker) markWithheld(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, reason, msg string) {
+	w.r.met.withheld.WithLabelValues(reason).Inc()
 	if len(msg) > 1024 {
 		msg = msg[:1024]
 	}

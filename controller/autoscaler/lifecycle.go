@@ -52,6 +52,11 @@ const (
 	ReasonRewardUnstable      = "RewardUnstable"      // SERVING → ONLINE: spread above the variance threshold
 )
 
+// ReasonNoFreshRecommendation is the RecommendationProvided condition's
+// reason, and a Warning Event's, when an acting external recommender's
+// recommendation is too old to act on and the step holds.
+const ReasonNoFreshRecommendation = "NoFreshRecommendation"
+
 // Transition explains NextStage's move from cur to next with the same
 // profile and rewards: the AgentServing condition's reason and a message
 // with the figures that decided it, for an operator asking why an agent went

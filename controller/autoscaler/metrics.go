@@ -26,6 +26,7 @@ type Metrics struct {
 	phase           *prometheus.HistogramVec
 	recorded        prometheus.Counter
 	abandoned       prometheus.Counter
+	stale           *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -68,10 +69,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Trajectory steps the store accepted (durable or journalled when counted)."}),
 		abandoned: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_controller_trajectory_episodes_abandoned_total",
 			Help: "Episodes left incomplete because the store was out of step with the controller (steps lost before they became durable)."}),
+		stale: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_stale_recommendation_steps_total",
+			Help: "Steps the MPA held for want of a fresh recommendation of its acting external recommender (RecommendationProvided=False, NoFreshRecommendation), per MPA and cause: first (none written since the agent's stage began) or stale (the last one too old)."}, []string{"namespace", "name", "cause"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward,
-			m.episodeReward, m.stage, m.transitions, m.withheld, m.statusWrites, m.round, m.lastRound, m.phase, m.recorded, m.abandoned)
+			m.episodeReward, m.stage, m.transitions, m.withheld, m.statusWrites, m.round, m.lastRound, m.phase, m.recorded, m.abandoned, m.stale)
 	}
 	return m
 }
@@ -82,6 +85,7 @@ func (m *Metrics) forget(namespace, name string) {
 	for _, v := range []*prometheus.GaugeVec{m.reward, m.episodeReward, m.stage} {
 		v.DeletePartialMatch(l)
 	}
+	m.stale.DeletePartialMatch(l)
 }
 
 // roundTracker measures rounds: from a round's start (a multiple of the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,11 +79,20 @@ func (r *Reconciler) newRecommender(p Policy) (recommender.Recommender, error) {
 	if !ok {
 		f = defaultRecommender
 	}
-	rec, err := f.New(RecommenderConfig{Policy: p, Step: r.cfg.step, VPAInterval: r.cfg.vpaInterval})
+	rec, err := f.New(RecommenderConfig{Policy: p, Step: r.simulated(r.cfg.step), VPAInterval: r.cfg.vpaInterval})
 	if err == nil && rec == nil {
 		err = fmt.Errorf("recommender %q built nothing", f.Name)
 	}
 	return rec, err
+}
+
+// simulated is the simulated time that passes in wall time d
+// (WithTimeScale), to the nanosecond.
+func (r *Reconciler) simulated(d time.Duration) time.Duration {
+	if r.cfg.timeScale == 1 {
+		return d
+	}
+	return time.Duration(math.Round(float64(d) * r.cfg.timeScale))
 }
 
 // builtin is st's recommender when it is the built-in HPA+VPA (the
@@ -111,7 +121,7 @@ type decision struct {
 // recommendation is in force.
 func (r *Reconciler) recommend(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler, pol Policy, st *mpaState, o *observed, now time.Time, log *slog.Logger) decision {
 	obs := recommender.Observation{
-		Time: now.Sub(st.start) + r.cfg.step, Current: ToAllocation(o.scale.Spec.Replicas, o.cur),
+		Time: r.simulated(now.Sub(st.start)) + r.simulated(r.cfg.step), Current: ToAllocation(o.scale.Spec.Replicas, o.cur),
 		ReadyReplicas: o.met.ReadyReplicas, CPUUsage: o.met.CPUUsage, MemoryUsage: o.met.MemoryUsage,
 		MemoryPeak: o.met.MemoryPeak, OOMKills: o.met.OOMKills, ArrivalRate: o.met.ArrivalRate,
 		ProcessedRate: o.met.ProcessedRate, LatencyP99: o.met.LatencyP99,
@@ -149,8 +159,13 @@ func (r *Reconciler) choose(m *v1alpha1.MultidimPodAutoscaler, pol Policy, st *m
 				m.Status.AppliedRecommendationTime = t.DeepCopy()
 			}
 		} else {
-			r.setCondition(m, v1alpha1.ConditionRecommendationProvided, false, "NoFreshRecommendation",
-				fmt.Sprintf("recommender %q has not written a recommendation in the last %d steps; holding", pol.Recommender, r.cfg.maxRecAge))
+			msg := fmt.Sprintf("recommender %q has not written a recommendation in the last %d steps; holding", pol.Recommender, r.cfg.maxRecAge)
+			r.setCondition(m, v1alpha1.ConditionRecommendationProvided, false, ReasonNoFreshRecommendation, msg)
+			// Counted per MPA (a study on the testbed reads its stale
+			// actions from it) and an Event for the operator (Events are
+			// rate-limited: not a count).
+			r.cfg.metrics.stale.WithLabelValues(m.Namespace, m.Name, holdCause(m, pol)).Inc()
+			r.event(m, corev1.EventTypeWarning, ReasonNoFreshRecommendation, msg)
 		}
 	} else {
 		d.replicas, d.res, d.ok = int32(own.Replicas), Resources{CPU: own.CPU, Memory: own.Memory}, true
@@ -243,6 +258,30 @@ func (s *mpaState) stepped(now time.Time, n int) {
 		s.steps = append(s.steps[:0], s.steps[1:]...)
 	}
 	s.steps = append(s.steps, now)
+}
+
+// Causes of a step held for want of a fresh external recommendation.
+const (
+	// HoldAwaitingFirst: the recommender has written none since the agent
+	// entered its acting stage (the agent runner has not reacted to the
+	// stage change yet).
+	HoldAwaitingFirst = "first"
+	// HoldStale: its last one, written in this stage, is too old.
+	HoldStale = "stale"
+)
+
+// holdCause tells why m holds for want of a fresh external
+// recommendation: none written by the recommender in the current stage,
+// or one grown too old.
+func holdCause(m *v1alpha1.MultidimPodAutoscaler, pol Policy) string {
+	rec := m.Status.Recommendation
+	if rec == nil || rec.Time == nil || rec.Recommender != pol.Recommender {
+		return HoldAwaitingFirst
+	}
+	if ag := m.Status.Agent; ag != nil && ag.StageTime != nil && rec.Time.Before(ag.StageTime) {
+		return HoldAwaitingFirst
+	}
+	return HoldStale
 }
 
 // externalRecommendation reads what an external recommender wrote; stale

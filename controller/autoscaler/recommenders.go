@@ -19,11 +19,13 @@ type RecommenderConfig struct {
 	// (spec.metrics or the agent profile), Behavior (the HPA behaviour),
 	// the scaled Container and resources, the Agent profile.
 	Policy Policy
-	// Step is the time between two Recommend calls (the controller's
-	// step, WithStep).
+	// Step is the time between two Recommend calls: the controller's
+	// step (WithStep) in simulated time, its wall step times the time
+	// scale (WithTimeScale; the same on a real cluster).
 	Step time.Duration
 	// VPAInterval is how often the built-in VPA recomputes its
-	// recommendation (WithVPARecommenderInterval).
+	// recommendation (WithVPARecommenderInterval), in the recommender's
+	// (simulated) time.
 	VPAInterval time.Duration
 }
 

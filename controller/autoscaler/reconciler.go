@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -47,6 +48,8 @@ type config struct {
 	ckptEvery   int
 	ckptReader  client.Reader
 	shard       Shard
+	// timeScale is simulated seconds per wall second (WithTimeScale).
+	timeScale float64
 }
 
 // Option configures a Reconciler.
@@ -73,10 +76,26 @@ func WithActuationConcurrency(n int) Option { return func(c *config) { c.actuato
 // WithVPARecommenderInterval sets how often the built-in VPA recomputes its
 // recommendation (default upstream's 1 min; 0: at every step). Between
 // recomputations the status keeps the last recommendation, so a drifting
-// lower bound is written once per interval instead of at every step.
+// lower bound is written once per interval instead of at every step. The
+// interval is in the recommender's time, simulated time under
+// WithTimeScale.
 func WithVPARecommenderInterval(d time.Duration) Option {
 	return func(c *config) { c.vpaInterval = d }
 }
+
+// WithTimeScale says how many simulated seconds pass per wall second
+// (default 1, a real cluster): on a digital twin that runs its apps k
+// times faster than the wall clock (the local testbed), the recommenders
+// run in the twin's time. Their observations' Time is the simulated time
+// since the MPA's recommender was built, and the step they are built with
+// (RecommenderConfig.Step) is the simulated time of one controller step,
+// so that everything they count in time (the HPA's stabilisation windows
+// and scaling-policy periods, the VPA's recommender interval, histogram
+// decay, sample weights and confidence) follows simulated time. The
+// controller's own clock stays the wall clock: its rounds (WithStep), the
+// metric window it observes, the age of external recommendations and the
+// trajectory records' times. k must be finite and at least 1.
+func WithTimeScale(k float64) Option { return func(c *config) { c.timeScale = k } }
 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
@@ -155,7 +174,7 @@ type mpaState struct {
 // trajectories to store (nil: no trajectories).
 func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Reconciler, error) {
 	cfg := config{step: 15 * time.Second, maxRecAge: 3, concurrency: 8, actuators: 8, log: slog.New(slog.DiscardHandler), now: time.Now,
-		vpaInterval: vpa.DefaultRecommenderInterval}
+		vpaInterval: vpa.DefaultRecommenderInterval, timeScale: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -174,6 +193,8 @@ func New(c client.Client, obs Observer, store Trajectories, opts ...Option) (*Re
 		return nil, fmt.Errorf("autoscaler: VPA recommender interval %v must be non-negative", cfg.vpaInterval)
 	case cfg.ckptEvery < 0:
 		return nil, fmt.Errorf("autoscaler: checkpoint every %d steps: must be non-negative", cfg.ckptEvery)
+	case !(cfg.timeScale >= 1) || math.IsInf(cfg.timeScale, 0):
+		return nil, fmt.Errorf("autoscaler: time scale %g: want a finite number of simulated seconds per wall second, at least 1", cfg.timeScale)
 	}
 	if cfg.metrics == nil {
 		cfg.metrics = NewMetrics(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/client-go/tools/record"
 	"testing"
 	"time"
 
@@ -393,8 +394,14 @@ func TestReconcileRecommendationAgeInTheMPAsSteps(t *testing.T) {
 		assert.True(t, ts.Equal(m.Status.AppliedRecommendationTime), "the recommendation taken is reported")
 	}
 	assert.Equal(t, int32(3), w.replicas(t))
+	rec := record.NewFakeRecorder(64)
+	w.r.cfg.recorder = rec
 	m = visit()
 	assert.Equal(t, "NoFreshRecommendation", condition(m, v1alpha1.ConditionRecommendationProvided).Reason, "3 of the MPA's steps since: stale")
+	assert.Contains(t, events(rec), "Warning NoFreshRecommendation recommender \"aware\" has not written a recommendation in the last 3 steps; holding",
+		"a held step is an Event for the operator")
+	assert.Equal(t, 1.0, testutil.ToFloat64(w.r.cfg.metrics.stale.WithLabelValues("ns", "app", HoldAwaitingFirst)), "the first visit, before any recommendation, held awaiting the first")
+	assert.Equal(t, 1.0, testutil.ToFloat64(w.r.cfg.metrics.stale.WithLabelValues("ns", "app", HoldStale)), "this one held on a stale recommendation: counted per MPA, the studies on the testbed read their stale actions from it")
 
 	// A new controller knows none of the MPA's steps before its own.
 	recommend(m)

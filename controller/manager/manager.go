@@ -74,6 +74,10 @@ type Config struct {
 	// VPARecommenderInterval is how often the built-in VPA recomputes its
 	// recommendation: 0 is upstream's 1 min, a negative value every step.
 	VPARecommenderInterval time.Duration
+	// TimeScale is simulated seconds per wall second (0: 1): on a digital
+	// twin (the local testbed) the recommenders' windows run in the
+	// twin's time (autoscaler.WithTimeScale); 1 on a real cluster.
+	TimeScale float64
 	// CheckpointEvery is how many steps apart each MPA's built-in
 	// recommender is written to its MultidimPodAutoscalerCheckpoint (0:
 	// DefaultCheckpointEvery; negative: never, and none is restored).
@@ -156,6 +160,9 @@ func Run(ctx context.Context, cfg Config) error {
 	case cfg.VPARecommenderInterval < 0:
 		cfg.VPARecommenderInterval = 0
 	}
+	if cfg.TimeScale == 0 {
+		cfg.TimeScale = 1
+	}
 	switch {
 	case cfg.CheckpointEvery == 0:
 		cfg.CheckpointEvery = DefaultCheckpointEvery
@@ -235,7 +242,7 @@ func Run(ctx context.Context, cfg Config) error {
 	rec, err := autoscaler.New(client.WithFieldOwner(mgr.GetClient(), FieldOwner), cfg.Observer, cfg.Store,
 		append(recOpts, autoscaler.WithStep(cfg.Step), autoscaler.WithConcurrency(cfg.Concurrency),
 			autoscaler.WithActuationConcurrency(cfg.ActuationConcurrency), autoscaler.WithLogger(cfg.Log),
-			autoscaler.WithVPARecommenderInterval(cfg.VPARecommenderInterval),
+			autoscaler.WithVPARecommenderInterval(cfg.VPARecommenderInterval), autoscaler.WithTimeScale(cfg.TimeScale),
 			autoscaler.WithCheckpoints(mgr.GetAPIReader(), cfg.CheckpointEvery),
 			autoscaler.WithMetrics(autoscaler.NewMetrics(metrics.Registry)),
 			autoscaler.WithRecorder(mgr.GetEventRecorderFor("aware-controller")))...)
@@ -257,7 +264,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	cfg.Log.Info("controller starting", "namespace", cfg.Namespace, "step", cfg.Step, "leaderElection", cfg.LeaderElection, "shard", cfg.Shard.Enabled,
+	cfg.Log.Info("controller starting", "namespace", cfg.Namespace, "step", cfg.Step, "timeScale", cfg.TimeScale, "leaderElection", cfg.LeaderElection, "shard", cfg.Shard.Enabled,
 		"webhook", wh.Enabled, "webhookAddr", net.JoinHostPort(wh.Host, strconv.Itoa(wh.Port)))
 	err = mgr.Start(ctx)
 	// The manager has stopped the controllers: write the checkpoints of

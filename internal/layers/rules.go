@@ -34,7 +34,7 @@ var (
 	// studyBase is what a study stands on: the framework, its world, the
 	// evaluation room (training loops, baselines, plots, progress), the
 	// testbed and the system.
-	studyBase = join([]string{"evaluation/study", "evaluation/study/lab", "evaluation", "testbed"}, system)
+	studyBase = join([]string{"evaluation/study", "evaluation/study/lab", "evaluation", "evaluation/testbedrun", "testbed"}, system)
 )
 
 func join(parts ...[]string) []string {
@@ -88,6 +88,8 @@ var Rooms = []Room{
 		Why: "the testbed stands up the system (controller, workloads, generated apps, launchers); the studies run on it, it does not run them"},
 	{Prefix: "evaluation", Imports: join([]string{"evaluation", "evaluation/study", "evaluation/study/lab", "testbed"}, system),
 		Why: "the baselines, training loops, meta-learning runs, validation, benchmarks and fault suite use the system below them, the study framework and its lab; no study and no suite"},
+	{Prefix: "evaluation/testbedrun", Imports: join([]string{"evaluation/testbedrun", "evaluation", "testbed"}, system),
+		Why: "a study's cells as MPAs on a running testbed: it uses the testbed's endpoints, the system and the training loops' episode figures, and knows no study, no lab and no study framework"},
 	{Prefix: "evaluation/study", Imports: []string{"evaluation/study", "internal"},
 		Why: "the study framework (cells, store, shards, statistics, reports) knows no study, no lab and no system: a new study gets a room of its own beside adaptation's"},
 	{Prefix: "evaluation/study/lab", Imports: append([]string{"evaluation/study/lab"}, studyBase...),
@@ -97,12 +99,14 @@ var Rooms = []Room{
 	study("serving"),
 	study("bootstrapping"),
 	{Prefix: "evaluation/study/suite", Imports: join([]string{"evaluation/study/suite", "evaluation/study", "evaluation/study/lab",
-		"evaluation/study/characterisation", "evaluation/study/adaptation", "evaluation/study/serving", "evaluation/study/bootstrapping"}, system),
-		Why: "the registry puts the studies together; only the CLI uses it"},
-	{Prefix: "examples", Imports: join([]string{"examples", "evaluation", "evaluation/study", "evaluation/study/lab", "evaluation/study/suite", "testbed"}, system),
+		"evaluation/study/characterisation", "evaluation/study/adaptation", "evaluation/study/serving", "evaluation/study/bootstrapping",
+		"evaluation/testbedrun"}, system),
+		Why: "the registry puts the studies together and attaches them to a testbed (evaluation/testbedrun); only the CLI uses it"},
+	{Prefix: "examples", Imports: join([]string{"examples", "evaluation", "evaluation/study", "evaluation/study/lab", "evaluation/study/suite", "evaluation/testbedrun", "testbed"}, system),
 		Why: "tests that extend the project from outside its packages"},
 	{Prefix: "cmd", Imports: join([]string{"cmd", "evaluation", "evaluation/study", "evaluation/study/lab", "evaluation/study/suite",
-		"evaluation/study/characterisation", "evaluation/study/adaptation", "evaluation/study/serving", "evaluation/study/bootstrapping", "testbed"}, system),
+		"evaluation/study/characterisation", "evaluation/study/adaptation", "evaluation/study/serving", "evaluation/study/bootstrapping",
+		"evaluation/testbedrun", "testbed"}, system),
 		Why: "the binaries: flags, then a call into a package"},
 }
 

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -46,8 +48,14 @@ type Config struct {
 	SelectSeed    uint64
 	Namespace     string
 	AppsNamespace string
-	// Step is the controller's step.
+	// Step is the controller's step (wall time).
 	Step time.Duration
+	// TimeScale is how many simulated seconds the twin plays per wall
+	// second (0: DefaultTimeScale). The twin ticks every TwinClock(Step,
+	// TimeScale) of wall time, Prometheus scrapes it at every tick, and
+	// the controller and the agent runner get it as --time-scale, so that
+	// the recommenders' windows run in the twin's time.
+	TimeScale float64
 	// Agents runs the agent runner; Webhook serves the admission webhook.
 	Agents, Webhook bool
 	// Traces is the folder of real traces (generator.LoadShapes).
@@ -66,6 +74,24 @@ type Endpoints struct {
 	Twin       string `json:"twin"`
 	Controller string `json:"controller"`       // its /metrics
 	Agents     string `json:"agents,omitempty"` // the runner's /metrics
+	// Targets is the directory (absolute) whose <name>.json files
+	// Prometheus's job "study" scrapes (file-based service discovery,
+	// re-read every second): a study attaching to the testbed registers
+	// its own scrape targets there (RegisterTarget).
+	Targets string `json:"targets"`
+	// Policies is the agent runner's folder of initial policies
+	// (absolute; its --policies): a study drops a policy there
+	// (agents.WritePolicy into Policies/<name>) and annotates an MPA
+	// agents.aware.dev/initial-policy: <name>.
+	Policies string `json:"policies"`
+	// The clock: TimeScale simulated seconds per wall second; Step the
+	// controller's wall step, TwinTick the twin's wall tick (and
+	// Prometheus's scrape interval) and TwinSimStep the simulated time per
+	// tick, as Go durations ("15s").
+	TimeScale   float64 `json:"timeScale"`
+	Step        string  `json:"step"`
+	TwinTick    string  `json:"twinTick"`
+	TwinSimStep string  `json:"twinSimStep"`
 }
 
 // EndpointsFile is the name of the endpoints file in Config.Dir.
@@ -78,9 +104,46 @@ const (
 	AgentsAccount     = "aware-agents"
 )
 
-// twinStep is the simulated time per twin tick (1 s wall clock), as in the
-// controller benchmark.
-const twinStep = 10 * time.Second
+// DefaultTimeScale is the twin's simulated seconds per wall second: 10 s
+// per 1 s tick, as in the controller benchmark.
+const DefaultTimeScale = 10
+
+// TargetsDir is the name, in Config.Dir, of the directory of the study
+// scrape job's target files (Endpoints.Targets).
+const TargetsDir = "targets"
+
+// PoliciesDir is the name, in Config.Dir, of the agent runner's folder
+// of initial policies (Endpoints.Policies).
+const PoliciesDir = "policies"
+
+// TwinClock is the twin's clock for a controller stepping every step of
+// wall time at time scale k: it ticks every min(1s, step/3) of wall time
+// (so that a rate over one step has at least three scrapes) and advances
+// tick × k of simulated time per tick, which must be a whole number of
+// seconds, at least 1 s (the load shapes' step); anything else is refused,
+// naming --step and --time-scale.
+func TwinClock(step time.Duration, k float64) (tick, simStep time.Duration, err error) {
+	if !(k > 0) || math.IsInf(k, 0) {
+		return 0, 0, fmt.Errorf("local: --time-scale %g: want a positive finite number of simulated seconds per wall second", k)
+	}
+	if step < time.Second {
+		return 0, 0, fmt.Errorf("local: --step %s: the controller's step must be at least 1s", step)
+	}
+	tick = min(time.Second, step/3)
+	sim := float64(tick) * k
+	simStep = time.Duration(math.Round(sim/float64(time.Second))) * time.Second
+	if simStep < time.Second || math.Abs(sim-float64(simStep)) > float64(time.Millisecond) {
+		return 0, 0, fmt.Errorf("local: --step %s and --time-scale %g: the twin ticks every %s (a third of the step, at most 1s) and so advances %s per tick, which must be a whole number of seconds, at least 1s: choose a step whose third (at most 1s) times the time scale is one",
+			step, k, tick, time.Duration(sim).Round(time.Millisecond))
+	}
+	return tick, simStep, nil
+}
+
+// studyJob is the scrape job of the studies' targets: the <name>.json
+// files of dir (RegisterTarget), re-read every second.
+func studyJob(dir string) string {
+	return fmt.Sprintf("- job_name: study\n  file_sd_configs:\n  - files: [%s]\n    refresh_interval: 1s\n", strconv.Quote(filepath.Join(dir, "*.json")))
+}
 
 // Run starts everything of cfg, writes the endpoints and runs until ctx
 // ends, then stops it all in reverse order.
@@ -89,7 +152,25 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if cfg.TimeScale == 0 {
+		cfg.TimeScale = DefaultTimeScale
+	}
+	tick, simStep, err := TwinClock(cfg.Step, cfg.TimeScale)
+	if err != nil {
+		return err
+	}
+	targets, err := filepath.Abs(filepath.Join(cfg.Dir, TargetsDir))
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	if err := os.MkdirAll(targets, 0o755); err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	policies, err := filepath.Abs(filepath.Join(cfg.Dir, PoliciesDir))
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	if err := os.MkdirAll(policies, 0o755); err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
 	var stops []func() error
@@ -120,11 +201,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	simApps, _, err := generator.Simulated(apps, cfg.Traces, twinStep, cfg.Seed)
+	simApps, _, err := generator.Simulated(apps, cfg.Traces, simStep, cfg.Seed)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	tw, err := twin.New(cs, simApps, prof, twin.WithNamespace(cfg.AppsNamespace), twin.WithSimStep(twinStep),
+	tw, err := twin.New(cs, simApps, prof, twin.WithNamespace(cfg.AppsNamespace), twin.WithTick(tick), twin.WithSimStep(simStep),
 		twin.WithSeed(cfg.Seed), twin.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
@@ -157,8 +238,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return nil
 	})
 
-	prom, err := prometheus.Start(ctx, filepath.Join(cfg.Dir, "prometheus"), prometheus.WithScrapeConfigYAML(scrape),
-		prometheus.WithLogger(log))
+	// Prometheus scrapes at every tick (whole milliseconds, as it takes
+	// them).
+	prom, err := prometheus.Start(ctx, filepath.Join(cfg.Dir, "prometheus"), prometheus.WithScrapeConfigYAML(scrape+studyJob(targets)),
+		prometheus.WithScrapeInterval(max(tick.Round(time.Millisecond), time.Millisecond)), prometheus.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
@@ -169,13 +252,15 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	stops = append(stops, influx.Stop)
 
-	ep := Endpoints{Pid: os.Getpid(), Prometheus: prom.URL(), InfluxDB: influx.URL(), Twin: "http://" + ln.Addr().String() + "/metrics"}
+	ep := Endpoints{Pid: os.Getpid(), Prometheus: prom.URL(), InfluxDB: influx.URL(), Twin: "http://" + ln.Addr().String() + "/metrics",
+		Targets: targets, Policies: policies, TimeScale: cfg.TimeScale, Step: cfg.Step.String(), TwinTick: tick.String(), TwinSimStep: simStep.String()}
+	timeScale := "--time-scale=" + strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64)
 	kc, err := cl.UserKubeconfig("controller", "system:serviceaccount:"+cfg.Namespace+":"+ControllerAccount)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
 	args := []string{"controller", "--kubeconfig=" + kc, "--prometheus=" + prom.URL(), "--influx-url=" + influx.URL(),
-		"--store-dir=" + filepath.Join(cfg.Dir, "spool"), "--step=" + cfg.Step.String()}
+		"--store-dir=" + filepath.Join(cfg.Dir, "spool"), "--step=" + cfg.Step.String(), timeScale}
 	if cfg.Webhook {
 		port, err := localproc.FreePort()
 		if err != nil {
@@ -197,7 +282,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		runner, url, err := startChild(ctx, cfg, "agents", []string{"agents", "--kubeconfig=" + kc, "--prometheus=" + prom.URL(),
 			"--snapshots-from=" + strings.TrimSuffix(ep.Controller, "/metrics"), "--influx-url=" + influx.URL(),
-			"--dir=" + filepath.Join(cfg.Dir, "agents"), "--step=" + cfg.Step.String()})
+			"--dir=" + filepath.Join(cfg.Dir, "agents"), "--policies=" + policies, "--step=" + cfg.Step.String(), timeScale})
 		if err != nil {
 			return err
 		}
@@ -208,7 +293,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	stops = append(stops, func() error { return os.Remove(filepath.Join(cfg.Dir, EndpointsFile)) })
-	log.Info("local testbed up", "prometheus", ep.Prometheus, "influxdb", ep.InfluxDB, "controller", ep.Controller, "apps", len(apps))
+	log.Info("local testbed up", "prometheus", ep.Prometheus, "influxdb", ep.InfluxDB, "controller", ep.Controller, "apps", len(apps),
+		"timeScale", cfg.TimeScale, "step", cfg.Step, "twinTick", tick, "twinSimStep", simStep, "targets", targets)
 	<-ctx.Done()
 	return nil
 }

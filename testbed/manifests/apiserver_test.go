@@ -28,6 +28,7 @@ import (
 // the server's defaulting, schema and CEL validation and admission without
 // persisting. The mocks and the golden file cannot tell a field the server
 // refuses; this does. A broken MPA must be refused by the CRD's CEL rules.
+// The study Job (StudyJob) is submitted the same way.
 func TestAPIServerAcceptsEveryObject(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
@@ -85,4 +86,30 @@ func TestAPIServerAcceptsEveryObject(t *testing.T) {
 	err = c.Create(ctx, mpa, client.DryRunAll)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "minReplicas must not exceed maxReplicas")
+
+	t.Run("study job", func(t *testing.T) { acceptsStudyJob(ctx, t, c, o) })
+}
+
+// acceptsStudyJob submits the study Job's objects (the golden file's
+// spec) as a server-side dry run in o.Namespace, which the caller has
+// created; an Indexed Job without completions must be refused, or the dry
+// run validates nothing.
+func acceptsStudyJob(ctx context.Context, t *testing.T, c client.Client, o manifests.Options) {
+	objs, err := manifests.StudyJob(o, goldenStudyJob())
+	require.NoError(t, err)
+	var job *unstructured.Unstructured
+	for _, obj := range objs {
+		m, err := manifests.ToMap(obj)
+		require.NoError(t, err)
+		u := &unstructured.Unstructured{Object: m}
+		require.NoError(t, c.Create(ctx, u, client.DryRunAll), "the API server refuses %s", manifests.Key(obj))
+		if manifests.GVK(obj).Kind == "Job" {
+			job = u.DeepCopy()
+		}
+	}
+	require.NotNil(t, job)
+	unstructured.RemoveNestedField(job.Object, "spec", "completions")
+	err = c.Create(ctx, job, client.DryRunAll)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.completions: Required value: when completion mode is Indexed")
 }

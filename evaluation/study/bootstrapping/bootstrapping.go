@@ -23,9 +23,11 @@ import (
 	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/gym"
+	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
 // Name is the study's.
@@ -62,6 +64,10 @@ type Config struct {
 	// SimEpisodes are the episodes the PPOFitted arm trains in the
 	// simulator fitted from the records (set with that arm only).
 	SimEpisodes int `json:",omitempty"`
+	// EpisodeSteps are the steps of an episode (0: the simulator's 100).
+	EpisodeSteps int `json:",omitempty"`
+	// Testbed, when set, runs its arms on the testbed too (OnTestbed).
+	Testbed *Testbed `json:",omitempty"`
 }
 
 // Quick is 5 applications' first 60 episodes, 10 recorded, 2000 offline
@@ -82,6 +88,25 @@ func (c Config) Validate() error {
 	if c.Apps < 1 || c.Records < 1 || c.Episodes <= c.Records || c.Updates < 1 || c.Converged < 1 || !(c.Phi >= 0) {
 		return fmt.Errorf("bootstrapping: %d applications, %d recorded episodes, %d offline updates and %d converged episodes must be positive, %d episodes more than the recorded, Φ %v not negative",
 			c.Apps, c.Records, c.Updates, c.Converged, c.Episodes, c.Phi)
+	}
+	if c.EpisodeSteps < 0 {
+		return fmt.Errorf("bootstrapping: episodes of %d steps", c.EpisodeSteps)
+	}
+	if c.Testbed != nil {
+		if err := c.Testbed.Clock.Validate(); err != nil {
+			return fmt.Errorf("bootstrapping: %w", err)
+		}
+		if c.EpisodeSteps < 1 {
+			return fmt.Errorf("bootstrapping: on the testbed the episodes' steps must be set (OnTestbed)")
+		}
+		for _, arm := range c.Testbed.Arms {
+			if !slices.Contains(TestbedArms, arm) {
+				return fmt.Errorf("bootstrapping: arm %s does not run on the testbed (it runs %v)", arm, TestbedArms)
+			}
+		}
+		if len(c.Extra) > 0 {
+			return fmt.Errorf("bootstrapping: the optional arms %v do not run on the testbed", c.Extra)
+		}
 	}
 	return c.validateExtra()
 }
@@ -135,7 +160,7 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 			return Run{}, err
 		}
 		start := time.Now()
-		env, err := l.Env(c.App, 0)
+		env, err := l.Env(c.App, 0, cfg.envOptions()...)
 		if err != nil {
 			return Run{}, err
 		}
@@ -148,7 +173,7 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 		return out, nil
 	}
 	start := time.Now()
-	env, err := l.Env(c.App, 0)
+	env, err := l.Env(c.App, 0, cfg.envOptions()...)
 	if err != nil {
 		return Run{}, err
 	}
@@ -224,6 +249,14 @@ func (r *Runner) handover(ctx context.Context, app string, env gym.Env, seed uin
 	return append(eps, online...), nil
 }
 
+// envOptions are the simulator's options of the study's episodes.
+func (c Config) envOptions() []sim.Option {
+	if c.EpisodeSteps > 0 {
+		return []sim.Option{sim.WithEpisode(c.EpisodeSteps)}
+	}
+	return nil
+}
+
 // Cost is the single-core time of the whole study at lab.Pace.
 func (c Config) Cost(apps []string) time.Duration {
 	p := lab.Pace
@@ -243,9 +276,35 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	}
 	plan := Plan(c, apps)
 	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c}
-	return lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
-		return Render(c, plan, runs, o.Lab.TracesOf(plan.Apps()), o.Bootstrap, dir)
+	var tb map[[2]string]testbedrun.Result
+	if c.Testbed != nil && !o.RenderOnly {
+		// The testbed first, alone on the machine: its rounds are timed.
+		if tb, err = r.runTestbed(ctx, o, apps); err != nil {
+			return study.Report{}, err
+		}
+	}
+	rep, err := lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
+		rep, err := Render(c, plan, runs, o.Lab.TracesOf(plan.Apps()), o.Bootstrap, dir)
+		if err != nil || c.Testbed == nil {
+			return rep, err
+		}
+		if tb == nil {
+			if tb, err = r.runTestbed(ctx, lab.Run{Dir: dir}, apps); err != nil {
+				return rep, err
+			}
+		}
+		outs, err := Outcomes(c, plan, runs)
+		if err != nil {
+			return rep, err
+		}
+		return rep, testbedReport(&rep, c, outs, tb, o.Bootstrap)
 	})
+	if err == nil && tb != nil {
+		// The report is written; its testbed figures must be the system's
+		// every round.
+		err = checkComplete(c, tb)
+	}
+	return rep, err
 }
 
 // Estimate is the study's single-core time in l (Cost of its draw).

@@ -192,6 +192,31 @@ func (l *Lab) App(name string) (generator.App, sim.App, error) {
 	return l.apps[i], l.sims[i], nil
 }
 
+// SimAt is the named application's simulator form with its load shape at
+// step instead of the lab's (the same traces, files or seeded synthetic
+// shapes, resampled): what a digital twin that advances step per tick
+// plays. The shapes are loaded again at each call.
+func (l *Lab) SimAt(name string, step time.Duration) (sim.App, error) {
+	a, _, err := l.App(name)
+	if err != nil {
+		return sim.App{}, err
+	}
+	var shapes generator.Shapes
+	if l.cfg.Trace != "" {
+		shapes, err = generator.FileShapes(l.cfg.Trace, step)
+	} else {
+		shapes, err = generator.LoadShapes(l.cfg.Traces, step, l.cfg.ShapeSeed)
+	}
+	if err != nil {
+		return sim.App{}, fmt.Errorf("lab: %w", err)
+	}
+	sims, err := generator.SimApps([]generator.App{a}, shapes)
+	if err != nil {
+		return sim.App{}, fmt.Errorf("lab: %w", err)
+	}
+	return sims[0], nil
+}
+
 // Env is the named application on the simulator, under scenario sc from
 // the first step (0: none).
 func (l *Lab) Env(name string, sc sim.Scenario, opts ...sim.Option) (*sim.AppEnv, error) {

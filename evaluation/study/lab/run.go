@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/aware-autoscaler/aware/evaluation/study"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
 )
 
 // Run is how a study runs: in which lab, with which shared policies,
@@ -24,6 +25,9 @@ type Run struct {
 	// RenderOnly reports what Dir holds (after merging shards) instead of
 	// running cells.
 	RenderOnly bool
+	// Testbed, when set, is the running testbed the studies that run on
+	// one (their Config's Testbed) run their testbed cells on.
+	Testbed *testbedrun.Bed
 }
 
 // Execute runs a study in r: its cells not done yet, then its report.

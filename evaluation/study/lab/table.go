@@ -1,6 +1,10 @@
 package lab
 
-import "github.com/aware-autoscaler/aware/evaluation/study"
+import (
+	"fmt"
+
+	"github.com/aware-autoscaler/aware/evaluation/study"
+)
 
 // Values gives the units' figure f for arm, in unit order.
 type Values func(arm string, f Figure) []float64
@@ -47,4 +51,47 @@ func Headlines(name string, rs []Ratio, bs study.Bootstrap, values Values) []stu
 		out = append(out, study.Headline{Study: name, Figure: r.Figure, Ours: e, Paper: r.Paper})
 	}
 	return out
+}
+
+// Comparison is the testbed against the simulator, cell by cell: a row
+// per arm and figure with the testbed's mean over units and the
+// simulator's for the same cells, each with its bootstrap interval, their
+// paired difference (testbed − simulator, units resampled in pairs) and
+// whether the testbed's mean lies within the simulator's interval.
+// testbed and simulator must give the same units in the same order.
+func Comparison(title string, arms []string, figs []Figure, bs study.Bootstrap, testbed, simulator Values) (study.Table, int, error) {
+	t := study.Table{Title: title, Columns: []string{"arm", "figure", "testbed", "simulator", "difference", "testbed within the simulator's interval"},
+		Notes: []string{"Means over applications with percentile-bootstrap intervals; the difference is testbed − simulator per application, resampled in pairs. Every \"no\" is explained in docs/studies.md (Studies on the testbed) or is a defect."}}
+	outside := 0
+	for _, arm := range arms {
+		for _, f := range figs {
+			tb, sm := testbed(arm, f), simulator(arm, f)
+			if len(tb) != len(sm) {
+				return study.Table{}, 0, fmt.Errorf("lab: %s %s: %d units on the testbed, %d on the simulator", arm, f.Name, len(tb), len(sm))
+			}
+			et, err := bs.Mean(tb)
+			if err != nil {
+				return study.Table{}, 0, err
+			}
+			es, err := bs.Mean(sm)
+			if err != nil {
+				return study.Table{}, 0, err
+			}
+			diff := make([]float64, len(tb))
+			for i := range tb {
+				diff[i] = tb[i] - sm[i]
+			}
+			ed, err := bs.Mean(diff)
+			if err != nil {
+				return study.Table{}, 0, err
+			}
+			within := "yes"
+			if et.Value < es.Lo || et.Value > es.Hi {
+				within = "no"
+				outside++
+			}
+			t.Rows = append(t.Rows, []string{arm, f.Name, et.String(), es.String(), ed.String(), within})
+		}
+	}
+	return t, outside, nil
 }

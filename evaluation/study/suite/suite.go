@@ -25,6 +25,7 @@ import (
 	"github.com/aware-autoscaler/aware/evaluation/study/characterisation"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/study/serving"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
 )
 
 // Modes.
@@ -59,12 +60,17 @@ type Variant struct {
 	// starts from instead of the study's own meta-training run (the
 	// adaptation study: adaptation.Config.From). MetaOption.
 	MetaFrom string
+	// Testbed runs the studies' cells on a testbed as well, sized for it
+	// and on its Clock (bootstrapping.OnTestbed). TestbedOption.
+	Testbed *testbedrun.Clock
 }
 
 // The Variant options, as Study.Takes names them.
 const (
 	ArmsOption = "optional arms"
 	MetaOption = "a meta-training folder"
+	// TestbedOption: the study runs on a testbed.
+	TestbedOption = "a testbed"
 )
 
 // options are the options v sets.
@@ -75,6 +81,9 @@ func (v Variant) options() []string {
 	}
 	if v.MetaFrom != "" {
 		out = append(out, MetaOption)
+	}
+	if v.Testbed != nil {
+		out = append(out, TestbedOption)
 	}
 	return out
 }
@@ -195,6 +204,14 @@ func init() {
 		bootstrapping.Quick, bootstrapping.Full, bootstrapping.Execute,
 		Vary[bootstrapping.Config]{Takes: ArmsOption, Apply: func(c bootstrapping.Config, v Variant) (bootstrapping.Config, error) {
 			return c.WithArms(v.Arms, v.SimEpisodes)
+		}},
+		Vary[bootstrapping.Config]{Takes: TestbedOption, Apply: func(c bootstrapping.Config, v Variant) (bootstrapping.Config, error) {
+			if len(c.Extra) > 0 {
+				return c, fmt.Errorf("bootstrapping: the optional arms %v do not run on the testbed: run them without --testbed", c.Extra)
+			}
+			t := bootstrapping.OnTestbed(c.Apps > bootstrapping.Quick().Apps)
+			t.Testbed.Clock = *v.Testbed
+			return t, t.Validate()
 		}}))
 }
 
@@ -215,6 +232,59 @@ type Options struct {
 	DryRun bool
 	// Variant changes the registered configurations.
 	Variant Variant
+	// Testbed is the running testbed the studies run on with
+	// Variant.Testbed (Attach, or Up for the run and Down after).
+	Testbed Testbed
+}
+
+// Testbed says which testbed the studies run on: the local testbed in Dir
+// (`aware testbed up --dir DIR`), or, with Up, one brought up in Dir (a
+// new temporary folder when empty) with the driver binary for the run and
+// torn down after it, leaving nothing.
+type Testbed struct {
+	Dir    string
+	Up     bool
+	Driver string
+	// Traces is the twin's traces folder of a testbed brought up.
+	Traces string
+}
+
+// bed attaches to the testbed of o, bringing it up first with Up; down
+// tears down what bed brought up.
+func (o Options) bed(ctx context.Context) (b *testbedrun.Bed, down func() error, err error) {
+	none := func() error { return nil }
+	if o.Variant.Testbed == nil {
+		return nil, none, nil
+	}
+	t := o.Testbed
+	if !t.Up {
+		if t.Dir == "" {
+			return nil, none, errors.New("a study on a testbed needs --testbed DIR or --testbed-up")
+		}
+		b, err := testbedrun.Attach(ctx, t.Dir)
+		return b, none, err
+	}
+	dir := t.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "aware-study-testbed-"); err != nil {
+			return nil, none, fmt.Errorf("--testbed-up: %w", err)
+		}
+	} else if _, err := os.Stat(dir); err == nil {
+		return nil, none, fmt.Errorf("--testbed-up: %s exists; it would be removed after the run: name a new folder, or use --testbed %s for a running testbed", dir, dir)
+	}
+	log := o.Log
+	fmt.Fprintf(log, "bringing up a local testbed in %s for the run (%s); it is torn down after\n", dir, *o.Variant.Testbed)
+	down = func() error {
+		fmt.Fprintf(log, "tearing down the testbed in %s\n", dir)
+		return testbedrun.Down(context.WithoutCancel(ctx), t.Driver, dir, io.Discard)
+	}
+	if err := testbedrun.Up(ctx, t.Driver, dir, *o.Variant.Testbed, t.Traces, o.Progress); err != nil {
+		return nil, none, errors.Join(err, down())
+	}
+	if b, err = testbedrun.Attach(ctx, dir); err != nil {
+		return nil, none, errors.Join(err, down())
+	}
+	return b, down, nil
 }
 
 // Run runs the named studies in order and, when they ran whole, writes
@@ -262,13 +332,22 @@ func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) 
 		}
 		return nil, nil
 	}
+	bed, down, err := o.bed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if derr := down(); derr != nil {
+			fmt.Fprintf(o.Log, "tearing down the testbed: %v\n", derr)
+		}
+	}()
 	var entries []study.Entry
 	for i, s := range studies {
 		began := time.Now()
 		dir := filepath.Join(o.Out, s.Name)
 		fmt.Fprintf(o.Log, "%s: %s; expected %s → %s\n", s.Name, s.Summary, expected(costs[i], workers, o.Shard), dir)
 		rep, err := s.Run(ctx, o.Mode, o.Variant, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: o.Shard, Workers: workers, Progress: o.Progress,
-			Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l)})
+			Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l), Testbed: bed})
 		if errors.Is(err, study.ErrShard) {
 			fmt.Fprintf(o.Log, "%s: shard %s saved in %s (%s); run `aware study merge %s --out DIR SHARD-DIRS…` once every shard is done\n", s.Name, o.Shard, dir, time.Since(began).Round(time.Second), s.Name)
 			continue

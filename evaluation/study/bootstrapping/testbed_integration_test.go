@@ -1,0 +1,228 @@
+package bootstrapping_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/evaluation/study"
+	"github.com/aware-autoscaler/aware/evaluation/study/bootstrapping"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
+	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
+	"github.com/aware-autoscaler/aware/testbed"
+	"github.com/aware-autoscaler/aware/testbed/toolchain"
+)
+
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestStudyOnTheTestbed runs a small bootstrapping study on a local
+// testbed brought up for it (2 applications × 3 arms as MPAs, 4 episodes of
+// 22 steps, 3 recorded, at 15×) and the same cells on the simulator. It
+// fails if the testbed's figures are not the ones the testbed's InfluxDB
+// holds (read here with InfluxQL over HTTP, not through the study's code),
+// if a stage change the controller counted (its
+// aware_controller_stage_transitions_total) is missing from the report, if
+// the bootstrapped MPAs did not hand over after the records, or if a round
+// was missed, a step lost or an action stale.
+func TestStudyOnTheTestbed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stands up a local testbed")
+	}
+	for _, b := range []string{"prometheus", "influxd", "go"} {
+		clustertest.RequireBinary(t, b)
+	}
+	clustertest.Binaries(t)
+	tools, err := toolchain.Cached(t.Context())
+	if errors.Is(err, toolchain.ErrNotBuilt) {
+		clustertest.Missing(t, "%v", err)
+	}
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	tmp := t.TempDir()
+	clock := testbedrun.DefaultClock()
+	if k, err := strconv.ParseFloat(os.Getenv("AWARE_TEST_SPEEDUP"), 64); err == nil {
+		clock.Speedup = k // measuring another speed-up
+	}
+	d := &testbed.Driver{Dir: filepath.Join(tmp, "testbed"), Tools: tools, Aware: clustertest.BuildAware(ctx, t, tmp),
+		Traces: filepath.Join(tmp, "no-traces"), Out: logWriter{t}}
+	cfg := testbed.DefaultConfig()
+	cfg.Apps, cfg.Options.Step, cfg.TimeScale = 1, clock.Wall(), clock.Speedup
+	t.Cleanup(func() { _ = d.Down(context.Background()) })
+	_, ep, err := d.Up(ctx, cfg)
+	require.NoError(t, err)
+	bed, err := testbedrun.Attach(ctx, d.Dir)
+	require.NoError(t, err)
+	require.NoError(t, bed.Check(clock))
+
+	metric := func(re *regexp.Regexp) [][]string {
+		body, err := get(ctx, ep.Controller)
+		require.NoError(t, err)
+		return re.FindAllStringSubmatch(body, -1)
+	}
+	transitionsRE := regexp.MustCompile(`(?m)^aware_controller_stage_transitions_total\{from="([^"]*)",to="([^"]*)"\} (\S+)$`)
+	transitions := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range metric(transitionsRE) {
+			v, err := strconv.ParseFloat(m[3], 64)
+			require.NoError(t, err)
+			out[m[1]+"→"+m[2]] = v
+		}
+		return out
+	}
+	// The testbed's own application has entered its stage (it stays there:
+	// its 100-step episodes take minutes), so that the counter moves by
+	// the study's MPAs alone from here on.
+	require.Eventually(t, func() bool {
+		return len(metric(regexp.MustCompile(`(?m)^aware_controller_agent_stage\{name="[^"]*",namespace="aware-apps",stage="[^"]*"\} 1$`))) == 1
+	}, 2*time.Minute, time.Second, "the testbed's own MPA has no stage")
+	before := transitions()
+
+	l, err := lab.New(labConfig(t))
+	require.NoError(t, err)
+	pol, err := lab.OpenPolicies(filepath.Join(tmp, "policies"), l)
+	require.NoError(t, err)
+	c := bootstrapping.OnTestbed(false)
+	c.Testbed.Clock = clock
+	c.Apps, c.Episodes, c.Records, c.EpisodeSteps, c.Converged = 2, 4, 3, 22, 5 // 66 records: BCQ trains on 64 at once
+	c.Updates = c.Records * c.EpisodeSteps * bootstrapping.RunnerOfflineUpdates
+	dir := filepath.Join(tmp, "out", bootstrapping.Name)
+	rep, err := bootstrapping.Execute(ctx, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: study.All, Workers: 2, Progress: logWriter{t},
+		Bootstrap: study.DefaultBootstrap(), Testbed: bed}, c)
+	if md, rerr := os.ReadFile(filepath.Join(dir, "report.md")); rerr == nil {
+		t.Log(string(md))
+	}
+	require.NoError(t, err)
+	after := transitions()
+
+	var rec struct {
+		Results []testbedrun.Result `json:"results"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, bootstrapping.TestbedFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rec))
+	require.Len(t, rec.Results, 6)
+
+	// The figures are InfluxDB's: each cell's episode rewards are the sums
+	// of its stored steps' rewards, read here without the study's code.
+	for _, r := range rec.Results {
+		app := strings.TrimPrefix(r.Source[strings.Index(r.Source, "series app="):], "series app=")
+		require.True(t, strings.HasPrefix(app, "aware-study-"+bootstrapping.Name+"-"), r.Source)
+		want := influxEpisodeRewards(ctx, t, ep.InfluxDB, app)
+		require.GreaterOrEqual(t, len(want), c.Episodes, r.Cell)
+		require.Len(t, r.Episodes, c.Episodes, r.Cell)
+		for i, e := range r.Episodes {
+			assert.InDelta(t, want[i], e.Reward, 1e-9, "%s episode %d: the reward is not the stored one", r.Cell, i)
+			assert.Equal(t, c.EpisodeSteps, e.Steps)
+		}
+		assert.True(t, strings.HasPrefix(r.Source, ep.InfluxDB+", database aware"), r.Source)
+		assert.True(t, r.Health.Clean(), "%s: %+v", r.Cell, r.Health)
+	}
+
+	// Every stage change the controller counted is in the report, each
+	// with the controller's reason, and the bootstrapped MPAs handed over
+	// after the records.
+	reported := map[string]float64{}
+	handovers := 0
+	for _, r := range rec.Results {
+		for _, s := range r.Stages {
+			reported[s.From+"→"+s.To]++
+			assert.NotEmpty(t, s.Reason, "%s: %s → %s without the controller's Event", r.Cell, s.From, s.To)
+			if s.To == "Online" && s.From == "Offline" {
+				handovers++
+				assert.Equal(t, c.Records, s.Episode, "%s handed over before episode %d", r.Cell, s.Episode)
+			}
+		}
+	}
+	counted := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			counted[k] = d
+		}
+	}
+	assert.Equal(t, counted, reported, "stage changes counted by the controller (its aware_controller_stage_transitions_total) against the report")
+	assert.Equal(t, c.Apps, handovers)
+
+	var md strings.Builder
+	require.NoError(t, rep.Markdown(&md))
+	for _, want := range []string{"Testbed vs simulator, all 4 episodes", "Testbed vs simulator, episodes 4–4", "Lifecycle on the testbed", "Offline → Online (RewardReachedOnline)", "rounds missed"} {
+		assert.Contains(t, md.String(), want)
+	}
+}
+
+func labConfig(t *testing.T) lab.Config {
+	c := lab.DefaultConfig()
+	c.Traces = filepath.Join(t.TempDir(), "no-traces")
+	return c
+}
+
+// influxEpisodeRewards reads app's steps from the testbed's InfluxDB with
+// InfluxQL and sums each complete episode's rewards, in episode order.
+func influxEpisodeRewards(ctx context.Context, t *testing.T, base, app string) []float64 {
+	t.Helper()
+	q := fmt.Sprintf(`SELECT "reward", "t", "done" FROM "steps" WHERE "app" = '%s'`, app)
+	body, err := get(ctx, base+"/query?db=aware&q="+url.QueryEscape(q))
+	require.NoError(t, err)
+	var res struct {
+		Results []struct {
+			Series []struct {
+				Columns []string `json:"columns"`
+				Values  [][]any  `json:"values"`
+				Tags    map[string]string
+			} `json:"series"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &res), body)
+	var out []float64
+	sum := 0.0
+	for _, r := range res.Results {
+		for _, s := range r.Series {
+			col := map[string]int{}
+			for i, c := range s.Columns {
+				col[c] = i
+			}
+			for _, v := range s.Values {
+				sum += v[col["reward"]].(float64)
+				if done, _ := v[col["done"]].(bool); done {
+					out = append(out, sum)
+					sum = 0
+				}
+			}
+		}
+	}
+	return out
+}
+
+func get(ctx context.Context, u string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}

@@ -1,0 +1,128 @@
+package bootstrapping
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/evaluation/study"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/study/lab/labtest"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
+	"github.com/aware-autoscaler/aware/evaluation/train"
+)
+
+// testbedResult is a cell whose every episode has the given figures.
+func testbedResult(cell string, n int, reward, slo, cpu, mem float64, stages ...testbedrun.Transition) testbedrun.Result {
+	r := testbedrun.Result{Cell: cell, Stages: stages, Health: testbedrun.Health{Records: n * 10}}
+	for i := range n {
+		r.Episodes = append(r.Episodes, train.Episode{Index: i, Reward: reward, Steps: 10, SLOViolations: int(slo), CPUUtil: cpu, MemoryUtil: mem})
+	}
+	return r
+}
+
+// TestTestbedReport: the testbed's tables beside the simulator's, with a
+// testbed figure inside the simulator's interval said to be, one outside
+// said not to be, the controller's stage changes and the completeness.
+func TestTestbedReport(t *testing.T) {
+	c, plan, runs := synthetic()
+	c.EpisodeSteps = 10
+	c.Testbed = &Testbed{Clock: testbedrun.DefaultClock(), Arms: TestbedArms}
+	outs, err := Outcomes(c, plan, runs)
+	require.NoError(t, err)
+	tb := map[[2]string]testbedrun.Result{}
+	for _, a := range []string{"app-0801", "app-0802"} {
+		tb[[2]string{a, AWARE}] = testbedResult(cellName(a, AWARE), 10, 120, 2, 0.5, 0.4,
+			testbedrun.Transition{From: "Initialized", To: "Offline", Reason: "Bootstrapping"},
+			testbedrun.Transition{From: "Offline", To: "Online", Reason: "RewardReachedOnline", Episode: 4})
+		tb[[2]string{a, NoBoot}] = testbedResult(cellName(a, NoBoot), 10, 50, 30, 0.25, 0.1) // reward below the simulator's 60
+		tb[[2]string{a, Rule}] = testbedResult(cellName(a, Rule), 10, 130, 1, 0.45, 0.5)
+	}
+	h := tb[[2]string{"app-0802", Rule}]
+	h.Health.MissedRounds = 2
+	tb[[2]string{"app-0802", Rule}] = h
+	rep := study.Report{}
+	require.NoError(t, testbedReport(&rep, c, outs, tb, study.DefaultBootstrap()))
+	var b strings.Builder
+	require.NoError(t, rep.Markdown(&b))
+	md := b.String()
+	assert.Contains(t, md, "| AWARE-bootstrapped | reward | 120 [120, 120] | 120 [120, 120] | 0 [0, 0] | yes |")
+	assert.Contains(t, md, "| no-bootstrapping | reward | 50 [50, 50] | 60 [60, 60] | -10 [-10, -10] | no |")
+	assert.Contains(t, md, "| app-0801-boot | 0: Initialized → Offline (Bootstrapping); 4: Offline → Online (RewardReachedOnline) | 0: Initialized → Offline; 4: Offline → Online |")
+	assert.Contains(t, md, "| all | 600 | 2 | 0 | 0 | 0 |")
+	labtest.Golden(t, "testbed.golden.md", md)
+}
+
+// TestTestbedCells: each arm's MPA as the study runs it on the testbed.
+func TestTestbedCells(t *testing.T) {
+	l := labtest.New(t)
+	c := OnTestbed(false)
+	c.Apps = 1
+	apps, err := c.Draw(l)
+	require.NoError(t, err)
+	r := &Runner{Lab: l, Config: c}
+	cells, err := r.testbedCells(context.Background(), apps)
+	require.NoError(t, err)
+	require.Len(t, cells, 3)
+	tuned, err := l.CPUTarget(context.Background(), apps[0])
+	require.NoError(t, err)
+	profile := func(cell testbedrun.Cell) v1alpha1.AgentProfile {
+		p := cell.App.Profile
+		cell.Profile(&p)
+		p.Default()
+		require.NoError(t, p.Validate())
+		return p
+	}
+	for _, cell := range cells {
+		assert.Equal(t, tuned.Target, cell.CPUTarget, cell.Name)
+		assert.Equal(t, c.Episodes, cell.Episodes)
+		assert.Equal(t, apps[0], cell.Sim.Name)
+		_, onSim, err := l.App(apps[0])
+		require.NoError(t, err)
+		assert.InDelta(t, 3, float64(len(cell.Sim.Load.Shape))/float64(len(onSim.Load.Shape)), 0.01, "the twin's shape: at a third of the controller's 30 s step")
+		p := profile(cell)
+		assert.Equal(t, c.EpisodeSteps, p.EpisodeLength)
+		if cell.Recommender == testbedrun.AgentName {
+			assert.Equal(t, 2.0*float64(c.EpisodeSteps), p.Thresholds.Serving, "%s: never frozen, as on the simulator", cell.Name)
+			assert.Equal(t, 1e-9, p.Thresholds.Variance, cell.Name)
+		}
+	}
+	boot, cold, rule := cells[0], cells[1], cells[2]
+	assert.Equal(t, apps[0]+"-boot", boot.Name)
+	assert.Equal(t, testbedrun.AgentName, boot.Recommender)
+	assert.True(t, profile(boot).Bootstraps())
+	assert.Equal(t, c.Records, profile(boot).Thresholds.Window, "hand-over after the records")
+	assert.False(t, profile(cold).Bootstraps())
+	assert.Equal(t, testbedrun.AgentName, cold.Recommender)
+	assert.Equal(t, v1alpha1.DefaultRecommenderName, rule.Recommender)
+}
+
+// TestTestbedRecordRefusesAnotherConfiguration: results of the testbed
+// cells are reused by the same configuration only.
+func TestTestbedRecordRefusesAnotherConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	c := OnTestbed(false)
+	rec := testbedRecord{Config: c, Apps: []string{"app-0801"}}
+	for _, arm := range TestbedArms {
+		rec.Results = append(rec.Results, testbedResult(cellName("app-0801", arm), c.Episodes, 1, 0, 0, 0))
+	}
+	b, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, TestbedFile), b, 0o644))
+	r := &Runner{Config: c}
+	got, err := r.runTestbed(context.Background(), lab.Run{Dir: dir}, []string{"app-0801"})
+	require.NoError(t, err, "the same configuration reads them back, with no testbed")
+	assert.Len(t, got, 3)
+	r.Config.Episodes++
+	_, err = r.runTestbed(context.Background(), lab.Run{Dir: dir}, []string{"app-0801"})
+	assert.ErrorContains(t, err, "another configuration")
+	_, err = (&Runner{Config: c}).runTestbed(context.Background(), lab.Run{Dir: t.TempDir()}, []string{"app-0801"})
+	assert.ErrorContains(t, err, "need a testbed")
+}
