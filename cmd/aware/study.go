@@ -108,7 +108,7 @@ func (fl *studyFlags) register(f *pflag.FlagSet) {
 	actionsFlag(f, &fl.lab.Mapping)
 	f.StringSliceVar(&fl.variant.Arms, "arms", nil, "bootstrapping: optional arms beside its own: BCQ-phi<Φ> (e.g. BCQ-phi0.05), offline-DDPG, PPO, PPO-fitted; all for BCQ-phi0.05,offline-DDPG,PPO,PPO-fitted")
 	f.IntVar(&fl.variant.SimEpisodes, "sim-episodes", 0, "bootstrapping, with --arms PPO-fitted: episodes PPO trains in the fitted simulator (default 1500)")
-	f.StringVar(&fl.testbed.Dir, "testbed", "", "bootstrapping: run its cells on the running local testbed of this --dir as well (aware testbed up --step 2s --time-scale 15), beside the same cells on the simulator, and compare them")
+	f.StringVar(&fl.testbed.Dir, "testbed", "", "bootstrapping: run its cells on the running local testbed of this --dir as well (aware testbed up --step 3s --time-scale 10), beside the same cells on the simulator, and compare them")
 	f.BoolVar(&fl.testbed.Up, "testbed-up", false, "as --testbed, on a local testbed brought up for the run (in --testbed DIR if given, which must not exist) and torn down after it")
 	f.Float64Var(&fl.speedup, "speedup", testbedrun.MaxSpeedup, "with --testbed: simulated seconds per wall second (the testbed's --time-scale); at most the measured limit")
 	f.StringVar(&fl.variant.MetaFrom, "meta", "", "adaptation: AWARE starts from this aware meta train folder (bundles of 20) instead of meta-training its own")

@@ -32,7 +32,7 @@ func TestStudyCommandRefusesBadInput(t *testing.T) {
 		{[]string{"study", "adaptation", "--shard-index-env", "AWARE_TEST_INDEX", "--out", dir}, "give both"},
 		{[]string{"study", "adaptation", "--shard", "1/4", "--shards", "4", "--out", dir}, "--shard and --shard-index-env/--shards: choose one"},
 		{[]string{"study", "bootstrapping", "--testbed", filepath.Join(dir, "no-testbed"), "--out", dir, "--pool", "100"}, "no running local testbed in"},
-		{[]string{"study", "bootstrapping", "--testbed", dir, "--speedup", "40", "--out", dir}, "speed-up 40 is above 15"},
+		{[]string{"study", "bootstrapping", "--testbed", dir, "--speedup", "15", "--out", dir}, "speed-up 15 is above 10"},
 		{[]string{"study", "bootstrapping", "--speedup", "10", "--out", dir}, "--speedup: only with --testbed or --testbed-up"},
 		{[]string{"study", "adaptation", "--testbed", dir, "--out", dir, "--pool", "100"}, "a testbed: taken by bootstrapping, none of the studies named (adaptation)"},
 		{[]string{"study", "bootstrapping", "--testbed", dir, "--shard", "1/2", "--out", dir}, "the testbed cells run all at once on one testbed"},

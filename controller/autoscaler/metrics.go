@@ -70,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		abandoned: prometheus.NewCounter(prometheus.CounterOpts{Name: "aware_controller_trajectory_episodes_abandoned_total",
 			Help: "Episodes left incomplete because the store was out of step with the controller (steps lost before they became durable)."}),
 		stale: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aware_controller_stale_recommendation_steps_total",
-			Help: "Steps the MPA held for want of a fresh recommendation of its acting external recommender (RecommendationProvided=False, NoFreshRecommendation), per MPA and cause: first (none written since the agent's stage began) or stale (the last one too old)."}, []string{"namespace", "name", "cause"}),
+			Help: "Steps the MPA held for want of a fresh recommendation of its acting external recommender (RecommendationProvided=False, NoFreshRecommendation), per MPA and cause: first (none written since the agent's stage began), applied (the last one applied and in force while the recommender waits to observe it) or stale (the last one too old before it was applied: an action lost)."}, []string{"namespace", "name", "cause"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.recommendations, m.decisions, m.actuation, m.errors, m.reconcile, m.actuationDelay, m.reward,

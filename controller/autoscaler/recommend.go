@@ -266,13 +266,20 @@ const (
 	// entered its acting stage (the agent runner has not reacted to the
 	// stage change yet).
 	HoldAwaitingFirst = "first"
-	// HoldStale: its last one, written in this stage, is too old.
+	// HoldApplied: its last one, already applied, stays in force while
+	// the recommender waits to observe its effect (an agent of
+	// controller/mpaenv waits for the actuation and a whole step after
+	// it): the agent's own pace, no action lost.
+	HoldApplied = "applied"
+	// HoldStale: its last one, written in this stage, grew too old before
+	// this controller applied it: an action lost.
 	HoldStale = "stale"
 )
 
 // holdCause tells why m holds for want of a fresh external
 // recommendation: none written by the recommender in the current stage,
-// or one grown too old.
+// its last one applied and still in force, or one that grew too old before
+// it was applied.
 func holdCause(m *v1alpha1.MultidimPodAutoscaler, pol Policy) string {
 	rec := m.Status.Recommendation
 	if rec == nil || rec.Time == nil || rec.Recommender != pol.Recommender {
@@ -280,6 +287,9 @@ func holdCause(m *v1alpha1.MultidimPodAutoscaler, pol Policy) string {
 	}
 	if ag := m.Status.Agent; ag != nil && ag.StageTime != nil && rec.Time.Before(ag.StageTime) {
 		return HoldAwaitingFirst
+	}
+	if at := m.Status.AppliedRecommendationTime; at != nil && rec.Time.Equal(at) {
+		return HoldApplied
 	}
 	return HoldStale
 }

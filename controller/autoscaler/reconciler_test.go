@@ -401,7 +401,8 @@ func TestReconcileRecommendationAgeInTheMPAsSteps(t *testing.T) {
 	assert.Contains(t, events(rec), "Warning NoFreshRecommendation recommender \"aware\" has not written a recommendation in the last 3 steps; holding",
 		"a held step is an Event for the operator")
 	assert.Equal(t, 1.0, testutil.ToFloat64(w.r.cfg.metrics.stale.WithLabelValues("ns", "app", HoldAwaitingFirst)), "the first visit, before any recommendation, held awaiting the first")
-	assert.Equal(t, 1.0, testutil.ToFloat64(w.r.cfg.metrics.stale.WithLabelValues("ns", "app", HoldStale)), "this one held on a stale recommendation: counted per MPA, the studies on the testbed read their stale actions from it")
+	assert.Equal(t, 1.0, testutil.ToFloat64(w.r.cfg.metrics.stale.WithLabelValues("ns", "app", HoldApplied)), "this one held on the applied recommendation, in force while the recommender observes it")
+	assert.Zero(t, testutil.ToFloat64(w.r.cfg.metrics.stale.WithLabelValues("ns", "app", HoldStale)), "no action lost")
 
 	// A new controller knows none of the MPA's steps before its own.
 	recommend(m)
@@ -411,6 +412,8 @@ func TestReconcileRecommendationAgeInTheMPAsSteps(t *testing.T) {
 	require.NoError(t, err)
 	m = visit()
 	assert.Equal(t, "NoFreshRecommendation", condition(m, v1alpha1.ConditionRecommendationProvided).Reason, "59 s old, written before this controller's first step")
+	assert.Equal(t, 1.0, testutil.ToFloat64(w.r.cfg.metrics.stale.WithLabelValues("ns", "app", HoldStale)),
+		"a recommendation that grew too old before any controller applied it is a stale action, counted per MPA: the studies on the testbed read their stale actions from it")
 }
 
 func TestReconcileWithheldRecommendation(t *testing.T) {

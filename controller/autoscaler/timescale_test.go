@@ -156,9 +156,12 @@ func TestHoldCause(t *testing.T) {
 		{"the agent's, from before its stage began", v1alpha1.MultidimPodAutoscalerStatus{
 			Recommendation: &v1alpha1.RecommendedPodResources{Recommender: "aware", Time: &t0},
 			Agent:          &v1alpha1.AgentStatus{StageTime: &later}}, HoldAwaitingFirst},
-		{"the agent's, in its stage, grown old", v1alpha1.MultidimPodAutoscalerStatus{
+		{"the agent's, in its stage, grown old before it was applied", v1alpha1.MultidimPodAutoscalerStatus{
 			Recommendation: &v1alpha1.RecommendedPodResources{Recommender: "aware", Time: &later},
-			Agent:          &v1alpha1.AgentStatus{StageTime: &t0}}, HoldStale},
+			Agent:          &v1alpha1.AgentStatus{StageTime: &t0}, AppliedRecommendationTime: &t0}, HoldStale},
+		{"the agent's, applied, in force while it observes", v1alpha1.MultidimPodAutoscalerStatus{
+			Recommendation: &v1alpha1.RecommendedPodResources{Recommender: "aware", Time: &later},
+			Agent:          &v1alpha1.AgentStatus{StageTime: &t0}, AppliedRecommendationTime: &later}, HoldApplied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, holdCause(&v1alpha1.MultidimPodAutoscaler{Status: tc.st}, pol))

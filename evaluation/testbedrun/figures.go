@@ -27,12 +27,18 @@ type Health struct {
 	// missing from episodes left incomplete before the last.
 	LostSteps int `json:"lostSteps"`
 	// StaleActions are rounds in an acting stage on which the controller
-	// held because the agent's last recommendation was older than it
-	// accepts (RecommendationProvided=False, NoFreshRecommendation), from
-	// the controller's per-MPA counter
+	// held because the agent's last recommendation grew older than it
+	// accepts before it was applied (an action lost), from the
+	// controller's per-MPA counter
 	// aware_controller_stale_recommendation_steps_total{cause="stale"}
 	// over the run.
 	StaleActions int `json:"staleActions"`
+	// ActionHeld are the rounds the agent's applied action stayed in force
+	// while the agent waited to observe it ({cause="applied"}): an agent
+	// on the cluster acts every two to four controller steps (it waits for
+	// the actuation and a whole step after it), where the simulator's acts
+	// at every step. Reported, not a defect.
+	ActionHeld int `json:"actionHeld"`
 	// AwaitingFirst are the rounds the controller held after the agent
 	// entered an acting stage and before the agent runner's first
 	// recommendation of that stage ({cause="first"}): the runner's
@@ -48,7 +54,7 @@ func (h Health) Clean() bool { return h.MissedRounds == 0 && h.LostSteps == 0 &&
 func (h Health) Add(o Health) Health {
 	return Health{Records: h.Records + o.Records, MissedRounds: h.MissedRounds + o.MissedRounds,
 		LostSteps: h.LostSteps + o.LostSteps, StaleActions: h.StaleActions + o.StaleActions,
-		AwaitingFirst: h.AwaitingFirst + o.AwaitingFirst}
+		AwaitingFirst: h.AwaitingFirst + o.AwaitingFirst, ActionHeld: h.ActionHeld + o.ActionHeld}
 }
 
 // Episodes turns a cell's records (its trajectories in the store, in any

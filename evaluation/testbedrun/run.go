@@ -381,7 +381,7 @@ func (r *run) read(ctx context.Context) ([]Result, error) {
 			}
 		}
 		h := Completeness(kept, l, r.b.Clock.Wall())
-		h.StaleActions, h.AwaitingFirst = held[[2]string{c.Name, "stale"}], held[[2]string{c.Name, "first"}]
+		h.StaleActions, h.AwaitingFirst, h.ActionHeld = held[[2]string{c.Name, "stale"}], held[[2]string{c.Name, "first"}], held[[2]string{c.Name, "applied"}]
 		out = append(out, Result{Cell: c.Name, Episodes: eps, Stages: Stages(kept, events[c.Name]), Health: h,
 			Source: fmt.Sprintf("%s, database aware, series app=%s", r.b.Endpoints.InfluxDB, r.app(c)), Seconds: r.done[c.Name].Seconds()})
 	}
@@ -422,7 +422,8 @@ func eventTime(e corev1.Event) time.Time {
 	return e.LastTimestamp.Time
 }
 
-// heldSteps reads, per MPA of the run and cause ("first", "stale"), the
+// heldSteps reads, per MPA of the run and cause ("first", "applied",
+// "stale"; controller/autoscaler's Hold* constants), the
 // controller's count of steps held for want of a fresh recommendation
 // from its /metrics.
 func (r *run) heldSteps(ctx context.Context) (map[[2]string]int, error) {

@@ -34,8 +34,8 @@ var TestbedArms = []string{AWARE, NoBoot, Rule}
 
 // OnTestbed is the study's size on the testbed: short episodes so that a
 // quick run fits 20 minutes of wall time on 2 cores (6 applications × 3
-// arms at once, 30 episodes of 10 steps of 30 s at 15×: 10 minutes), 10
-// recorded; the simulator half trains BCQ as many updates as the agent
+// arms at once, 30 episodes of 10 steps of 30 s: 15 minutes at 10×, 10
+// at 15×), 10 recorded; the simulator half trains BCQ as many updates as the agent
 // runner does on the testbed (2 per record), and the converged policies
 // as in Quick. Full is 20 applications, 60 episodes, 20 recorded.
 func OnTestbed(full bool) Config {
@@ -239,9 +239,10 @@ func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string
 		rep.Tables = append(rep.Tables, t)
 	}
 	life := study.Table{Title: "Lifecycle on the testbed (the controller's StageChanged Events)", Columns: []string{"cell", "stages (episode: from → to, reason)", "simulator"}}
-	health := study.Table{Title: "How completely the system ran the testbed cells (from their records in InfluxDB and the controller's counters)", Columns: []string{"cell", "records", "rounds missed", "steps lost", "stale actions", "rounds awaiting the agent's first action"},
+	health := study.Table{Title: "How completely the system ran the testbed cells (from their records in InfluxDB and the controller's counters)", Columns: []string{"cell", "records", "rounds missed", "steps lost", "stale actions", "rounds awaiting the agent's first action", "rounds an applied action stayed in force"},
 		Notes: []string{"Rounds missed: gaps of more than one controller step between a cell's consecutive records. Steps lost: holes in an episode's step numbers and steps missing from an incomplete episode. Stale actions: rounds the controller held because the agent's last recommendation was too old (aware_controller_stale_recommendation_steps_total{cause=\"stale\"}). These three must be 0.",
-			"Rounds awaiting the agent's first action: rounds the controller held after the agent entered an acting stage (ONLINE at the first step, or at the hand-over) until the agent runner's first recommendation of that stage ({cause=\"first\"}): the runner's reaction time to a stage change, which the simulator has not (docs/studies.md, Studies on the testbed)."}}
+			"Rounds awaiting the agent's first action: rounds the controller held after the agent entered an acting stage (ONLINE at the first step, or at the hand-over) until the agent runner's first recommendation of that stage ({cause=\"first\"}): the runner's reaction time to a stage change, which the simulator has not (docs/studies.md, Studies on the testbed).",
+			"Rounds an applied action stayed in force: rounds the controller kept the agent's applied action while the agent waited for its actuation and a whole step after it ({cause=\"applied\"}): on the cluster an agent acts every two to four steps, on the simulator at every step."}}
 	var total testbedrun.Health
 	for _, a := range apps {
 		for _, arm := range arms {
@@ -257,10 +258,10 @@ func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string
 			life.Rows = append(life.Rows, []string{res.Cell, strings.Join(seq, "; "), simulatorStages(c, arm)})
 			h := res.Health
 			total = total.Add(h)
-			health.Rows = append(health.Rows, []string{res.Cell, fmt.Sprint(h.Records), fmt.Sprint(h.MissedRounds), fmt.Sprint(h.LostSteps), fmt.Sprint(h.StaleActions), fmt.Sprint(h.AwaitingFirst)})
+			health.Rows = append(health.Rows, []string{res.Cell, fmt.Sprint(h.Records), fmt.Sprint(h.MissedRounds), fmt.Sprint(h.LostSteps), fmt.Sprint(h.StaleActions), fmt.Sprint(h.AwaitingFirst), fmt.Sprint(h.ActionHeld)})
 		}
 	}
-	health.Rows = append(health.Rows, []string{"all", fmt.Sprint(total.Records), fmt.Sprint(total.MissedRounds), fmt.Sprint(total.LostSteps), fmt.Sprint(total.StaleActions), fmt.Sprint(total.AwaitingFirst)})
+	health.Rows = append(health.Rows, []string{"all", fmt.Sprint(total.Records), fmt.Sprint(total.MissedRounds), fmt.Sprint(total.LostSteps), fmt.Sprint(total.StaleActions), fmt.Sprint(total.AwaitingFirst), fmt.Sprint(total.ActionHeld)})
 	rep.Tables = append(rep.Tables, life, health)
 	return nil
 }

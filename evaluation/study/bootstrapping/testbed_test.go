@@ -56,7 +56,7 @@ func TestTestbedReport(t *testing.T) {
 	assert.Contains(t, md, "| AWARE-bootstrapped | reward | 120 [120, 120] | 120 [120, 120] | 0 [0, 0] | yes |")
 	assert.Contains(t, md, "| no-bootstrapping | reward | 50 [50, 50] | 60 [60, 60] | -10 [-10, -10] | no |")
 	assert.Contains(t, md, "| app-0801-boot | 0: Initialized → Offline (Bootstrapping); 4: Offline → Online (RewardReachedOnline) | 0: Initialized → Offline; 4: Offline → Online |")
-	assert.Contains(t, md, "| all | 600 | 2 | 0 | 0 | 0 |")
+	assert.Contains(t, md, "| all | 600 | 2 | 0 | 0 | 0 | 0 |")
 	labtest.Golden(t, "testbed.golden.md", md)
 }
 
