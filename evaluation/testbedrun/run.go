@@ -214,7 +214,7 @@ func (r *run) scraped(ctx context.Context, query string, within time.Duration) e
 			last = err.Error()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("Prometheus (%s) did not scrape the twin within %s: %s gave %s", r.b.Endpoints.Prometheus, within, query, last)
+			return fmt.Errorf("the testbed's Prometheus (%s) did not scrape the twin within %s: %s gave %s", r.b.Endpoints.Prometheus, within, query, last)
 		}
 		select {
 		case <-ctx.Done():
