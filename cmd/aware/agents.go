@@ -90,7 +90,7 @@ process. Its own metrics are on --metrics-addr.`,
 	f.DurationVar(&fl.step, "step", 15*time.Second, "the controller's step interval (its --step)")
 	f.IntVar(&fl.trainers, "trainers", 1, "agents training at once (its CPU share in cores)")
 	f.IntVar(&fl.updates, "updates", 1, "training updates per acting step in ONLINE")
-	f.IntVar(&fl.offline, "offline-updates", 2, "training updates per recorded transition in OFFLINE")
+	f.IntVar(&fl.offline, "offline-updates", 2, "training updates per recorded transition in OFFLINE (those a replay smaller than a minibatch cannot run are made up once it can)")
 	f.DurationVar(&fl.ckptEvery, "offline-checkpoint-every", agents.DefaultOfflineCheckpoints, "shortest simulated time between checkpoints of an OFFLINE agent (0: after every round that updated it), divided by --time-scale on the wall clock; after a restart it trains again on the records since")
 	f.Float64Var(&fl.timeScale, "time-scale", 1, "simulated seconds per wall second (the controller's --time-scale): on a digital twin (the local testbed) --offline-checkpoint-every and --s3-upload-every are simulated time, divided by it; 1 on a real cluster")
 	f.IntVar(&fl.replay, "replay", agents.DefaultReplay, "replay memory of each agent, in transitions (the newest overwrite the oldest; 192 B each, 1.2 KiB with --meta's embedding)")

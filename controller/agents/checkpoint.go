@@ -36,7 +36,13 @@ type State struct {
 	Updates  int `json:"updates"`
 	// RecordsUntil: the OFFLINE records before this time were trained on.
 	RecordsUntil time.Time `json:"recordsUntil"`
-	Saved        time.Time `json:"saved"`
+	// OfflineTransitions are the OFFLINE transitions the agent has
+	// observed, and OfflineOwed the OFFLINE updates it still owes for
+	// them (WithUpdates' offline count per transition, of which those a
+	// replay smaller than a minibatch could not run yet).
+	OfflineTransitions int       `json:"offlineTransitions,omitempty"`
+	OfflineOwed        int       `json:"offlineOwed,omitempty"`
+	Saved              time.Time `json:"saved"`
 	// Actions is the gym.Mapping the agent acted through; empty in
 	// checkpoints from before it was recorded, which mapped absolutely.
 	Actions string `json:"actions,omitempty"`

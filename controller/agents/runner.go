@@ -107,7 +107,10 @@ func WithStep(d time.Duration) Option { return func(c *config) { c.step = d } }
 func WithTrainers(n int) Option { return func(c *config) { c.trainers = n } }
 
 // WithUpdates sets the training updates per acting step in ONLINE
-// (default 1) and per recorded transition in OFFLINE (default 2).
+// (default 1) and per recorded transition in OFFLINE (default 2; those
+// that a replay smaller than a minibatch cannot run are made up once it
+// can, so that an OFFLINE stage trains as many updates as its records
+// would at once).
 func WithUpdates(online, offline int) Option {
 	return func(c *config) { c.updates, c.offlineUpdates = online, offline }
 }

@@ -399,3 +399,56 @@ func (f *lockedFake) Observe(t agent.Transition) {
 	defer f.mu.Unlock()
 	f.Fake.Observe(t)
 }
+
+// TestRunnerOfflineOwesUpdates: the offline updates of records that came
+// while the replay held less than a minibatch are made up once it holds
+// one, so the agent trains 2 per record in all, as on the records at once.
+func TestRunnerOfflineOwesUpdates(t *testing.T) {
+	c, ours, store, t0 := offlineWorld(t) // 40 records: 39 transitions
+	batch64 := func(stateDim, actionDim int, _ bool, seed uint64) (agent.Agent, error) {
+		return bootstrap.New(stateDim, actionDim, rand.New(rand.NewPCG(seed, 1)), bootstrap.WithBatch(64))
+	}
+	dir := t.TempDir()
+	read := &rangeCount{Store: store}
+	r, err := agents.New(c, autoscaler.ObserverFunc(func(context.Context, autoscaler.Query) (gym.Metrics, error) {
+		return gym.Metrics{}, nil
+	}), read, dir, agents.WithStep(time.Second), agents.WithFactory(batch64))
+	require.NoError(t, err)
+	ctx := start(t, r)
+	// The first round saw 39 transitions, fewer than a minibatch of 64:
+	// no update, no checkpoint. Then 40 more records.
+	require.Eventually(t, func() bool { return read.n.Load() >= 2 }, 20*time.Second, 10*time.Millisecond, "a round after the first read the records")
+	_, err = agents.ReadState(checkpointDir(dir, ours))
+	require.Error(t, err, "nothing trained, nothing checkpointed")
+	pol, err := autoscaler.PolicyOf(ours)
+	require.NoError(t, err)
+	space := gym.ActionSpace(pol.GymBounds())
+	var more []trajectory.Step
+	for i := 40; i < 80; i++ {
+		st := make([]float64, gym.StateDim)
+		st[0] = float64(i) / 80
+		more = append(more, trajectory.Step{App: "ns/" + ours.Name, Episode: int64(i / 20), T: i % 20,
+			Time: t0.Add(time.Duration(i) * time.Second), State: st, Action: []float64{2, space.Low[gym.ActCPU] + 0.5, space.High[gym.ActMemory] / 2},
+			Reward: 1, Done: i%20 == 19, Stage: string(v1alpha1.StageOffline)})
+	}
+	require.NoError(t, store.Append(ctx, more...), "at once: a round sees all of them or none")
+	var st agents.State
+	require.Eventually(t, func() bool {
+		st, err = agents.ReadState(checkpointDir(dir, ours))
+		return err == nil && st.Updates > 0
+	}, 20*time.Second, 50*time.Millisecond, "trained once the replay holds a minibatch")
+	assert.Equal(t, 79, st.OfflineTransitions)
+	assert.Equal(t, 2*79, st.Updates, "2 updates for each of the 79 transitions, the first 39's made up")
+	assert.Zero(t, st.OfflineOwed, "nothing owed once the replay holds a minibatch")
+}
+
+// rangeCount counts the reads of the records.
+type rangeCount struct {
+	trajectory.Store
+	n atomic.Int64
+}
+
+func (r *rangeCount) Range(ctx context.Context, app string, from, to time.Time) ([]trajectory.Trajectory, error) {
+	defer r.n.Add(1)
+	return r.Store.Range(ctx, app, from, to)
+}

@@ -490,7 +490,15 @@ func (w *worker) offline(ctx context.Context, m *v1alpha1.MultidimPodAutoscaler)
 			w.ag.Observe(t)
 		}
 		w.st.RecordsUntil = until
-		if err := w.train(ctx, v1alpha1.StageOffline, w.r.cfg.offlineUpdates*len(data)); err != nil {
+		w.st.OfflineTransitions += len(data)
+		// The updates are owed, not dropped: while the replay holds less
+		// than a minibatch the agent cannot update, and those updates are
+		// made up once it can (the records of a short OFFLINE stage would
+		// otherwise train it a fraction of what the same records train at
+		// once: 72 updates instead of 198 for 10 episodes of 10 steps
+		// and minibatches of 64).
+		w.st.OfflineOwed += w.r.cfg.offlineUpdates * len(data)
+		if err := w.train(ctx, v1alpha1.StageOffline, w.st.OfflineOwed); err != nil {
 			return err
 		}
 		// Rounds that did not update the agent (fewer records than a
@@ -526,6 +534,9 @@ func (w *worker) train(ctx context.Context, stage v1alpha1.AgentStage, n int) er
 				break
 			}
 			w.st.Updates = st.Updates
+			if stage == v1alpha1.StageOffline {
+				w.st.OfflineOwed--
+			}
 			w.r.met.updates.WithLabelValues(string(stage)).Inc()
 		}
 		if r, ok := w.ag.(agent.Releaser); ok {
@@ -575,7 +586,9 @@ func (w *worker) episode(ctx context.Context) error {
 		}
 		if string(stage) != w.st.Stage {
 			// Entering SERVING freezes these weights; a restart in any
-			// stage resumes them.
+			// stage resumes them. Offline updates still owed are owed for
+			// the records of a stage that is over.
+			w.st.OfflineOwed = 0
 			if err := w.save(ctx, m, true); err != nil {
 				return err
 			}

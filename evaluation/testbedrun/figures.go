@@ -35,7 +35,7 @@ type Health struct {
 	StaleActions int `json:"staleActions"`
 	// ActionHeld are the rounds the agent's applied action stayed in force
 	// while the agent waited to observe it ({cause="applied"}): an agent
-	// on the cluster acts every two to four controller steps (it waits for
+	// on the cluster acts every two controller steps or more (it waits for
 	// the actuation and a whole step after it), where the simulator's acts
 	// at every step. Reported, not a defect.
 	ActionHeld int `json:"actionHeld"`

@@ -2,20 +2,21 @@ package testbedrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/aware-autoscaler/aware/controller/agents"
+	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/testbed/local"
@@ -47,6 +50,13 @@ type Result struct {
 	Source string `json:"source"`
 	// Seconds is the wall time until the cell's last episode was stored.
 	Seconds float64 `json:"seconds"`
+	// AgentSteps are the acting steps the agent runner took for the cell
+	// (its checkpointed count, controller/agents.State.Steps) and
+	// AgentRounds the controller's rounds of the acting stages up to that
+	// checkpoint: AgentRounds/AgentSteps controller steps per agent
+	// action. Zero for a cell without an agent or a checkpoint.
+	AgentSteps  int `json:"agentSteps,omitempty"`
+	AgentRounds int `json:"agentRounds,omitempty"`
 }
 
 // Options of a run.
@@ -190,31 +200,24 @@ func (r *run) play(ctx context.Context) error {
 // scraped waits until the testbed's Prometheus answers query with a
 // sample of value 1.
 func (r *run) scraped(ctx context.Context, query string, within time.Duration) error {
+	client, err := api.NewClient(api.Config{Address: r.b.Endpoints.Prometheus})
+	if err != nil {
+		return fmt.Errorf("the testbed's Prometheus (%s): %w", r.b.Endpoints.Prometheus, err)
+	}
+	prom := promv1.NewAPI(client)
 	deadline := time.Now().Add(within)
 	var last string
 	for {
-		u := r.b.Endpoints.Prometheus + "/api/v1/query?query=" + url.QueryEscape(query)
-		body, err := get(ctx, u)
-		if err == nil {
-			var res struct {
-				Data struct {
-					Result []struct {
-						Value []any `json:"value"`
-					} `json:"result"`
-				} `json:"data"`
-			}
-			if err = json.Unmarshal([]byte(body), &res); err == nil {
-				if len(res.Data.Result) == 1 && len(res.Data.Result[0].Value) == 2 && res.Data.Result[0].Value[1] == "1" {
-					return nil
-				}
-				last = body
-			}
-		}
+		v, _, err := prom.Query(ctx, query, time.Now())
 		if err != nil {
 			last = err.Error()
+		} else if vec, ok := v.(model.Vector); ok && len(vec) == 1 && vec[0].Value == 1 {
+			return nil
+		} else {
+			last = v.String()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the testbed's Prometheus (%s) did not scrape the twin within %s: %s gave %s", r.b.Endpoints.Prometheus, within, query, last)
+			return fmt.Errorf("the testbed's Prometheus (%s) did not scrape the twin within %s: %s gave %q", r.b.Endpoints.Prometheus, within, query, last)
 		}
 		select {
 		case <-ctx.Done():
@@ -382,10 +385,55 @@ func (r *run) read(ctx context.Context) ([]Result, error) {
 		}
 		h := Completeness(kept, l, r.b.Clock.Wall())
 		h.StaleActions, h.AwaitingFirst, h.ActionHeld = held[[2]string{c.Name, "stale"}], held[[2]string{c.Name, "first"}], held[[2]string{c.Name, "applied"}]
-		out = append(out, Result{Cell: c.Name, Episodes: eps, Stages: Stages(kept, events[c.Name]), Health: h,
-			Source: fmt.Sprintf("%s, database aware, series app=%s", r.b.Endpoints.InfluxDB, r.app(c)), Seconds: r.done[c.Name].Seconds()})
+		res := Result{Cell: c.Name, Episodes: eps, Stages: Stages(kept, events[c.Name]), Health: h,
+			Source: fmt.Sprintf("%s, database aware, series app=%s", r.b.Endpoints.InfluxDB, r.app(c)), Seconds: r.done[c.Name].Seconds()}
+		if c.Recommender == AgentName {
+			if res.AgentSteps, res.AgentRounds, err = r.agentSteps(c, trajs); err != nil {
+				return nil, fmt.Errorf("cell %s: %w", c.Name, err)
+			}
+		}
+		out = append(out, res)
 	}
 	return out, nil
+}
+
+// agentSteps are the acting steps of a cell's agent from the runner's
+// checkpoint, and the controller's rounds in an acting stage up to it (0,
+// 0 when the runner has not checkpointed an acting step of the agent).
+// The runner keeps an agent in <Checkpoints>/<namespace>/<name>-<UID>,
+// beside which it may keep folders it set aside (unreadable or replaced
+// checkpoints): only the one whose state names the MPA counts.
+func (r *run) agentSteps(c Cell, trajs []trajectory.Trajectory) (steps, rounds int, err error) {
+	dir := r.b.Endpoints.Checkpoints
+	if dir == "" {
+		return 0, 0, nil
+	}
+	found, err := filepath.Glob(filepath.Join(dir, r.ns, c.Name+"-*", "state.json"))
+	if err != nil {
+		return 0, 0, err
+	}
+	var st agents.State
+	n := 0
+	for _, f := range found {
+		s, err := agents.ReadState(filepath.Dir(f))
+		if err == nil && s.MPA == r.ns+"/"+c.Name && filepath.Base(filepath.Dir(f)) == c.Name+"-"+s.UID {
+			st, n = s, n+1
+		}
+	}
+	if n != 1 || st.Steps == 0 {
+		if n > 1 {
+			r.o.Log.Warn("testbedrun: the agent runner's checkpoints hold several agents of one MPA; its steps are not counted", "mpa", r.app(c), "folders", found)
+		}
+		return 0, 0, nil
+	}
+	for _, t := range trajs {
+		for _, s := range t.Steps {
+			if (s.Stage == string(v1alpha1.StageOnline) || s.Stage == string(v1alpha1.StageServing)) && !s.Time.After(st.Saved) {
+				rounds++
+			}
+		}
+	}
+	return st.Steps, rounds, nil
 }
 
 // stageEvents are the controller's StageChanged Events per MPA, in time

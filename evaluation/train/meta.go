@@ -141,6 +141,11 @@ type metaPolicy struct {
 	rewards []float64
 }
 
+// closeWindow: a meta-training run's agent acts at every step (its
+// transitions carry the embedding's gradient through learn), so it has no
+// window to close.
+func (p *metaPolicy) closeWindow() (int, error) { return -1, nil }
+
 func (p *metaPolicy) learn(obs []float64, r float64, next []float64, term bool) (int, error) {
 	n, err := p.agentPolicy.learn(obs, r, next, term)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/recommender"
@@ -55,6 +56,29 @@ type Config struct {
 	// within the episode and what the environment reported (the metrics a
 	// simulator is fitted from, workloads/sim.Fit).
 	Observe func(episode, step int, info gym.Info)
+	// ActEvery makes Run's agent act at every ActEvery-th step only, the
+	// allocation in force held in the steps between, and learn one
+	// transition per action: its state, the reward of the window's last
+	// step and the state after it, from which it acts next. That is the
+	// cadence of an agent the controller steps through the agent runner,
+	// which observes each action over the whole step after its actuation
+	// (controller/mpaenv) and so acts every two controller steps or more.
+	// The windows are counted within an episode, across them when
+	// Continuous. 0 or 1: every step.
+	ActEvery int
+	// Continuous makes the episodes consecutive windows of one running
+	// service, as on a cluster (the testbed's episodes are windows of one
+	// run): the environment is not reset between episodes, and not at
+	// all when it already runs (it implements Current and answers true),
+	// so that a run goes on from where the last on the same environment
+	// left off. Otherwise every episode starts from a reset.
+	Continuous bool
+}
+
+// Current is an environment that tells the observation of the step it is
+// at (workloads/sim.AppEnv), for Continuous runs.
+type Current interface {
+	Current() (obs []float64, info gym.Info, ok bool)
 }
 
 // policy chooses the allocation target (replicas, CPU cores, memory bytes)
@@ -71,7 +95,15 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 	if space.Dim() != gym.ActDim {
 		return nil, fmt.Errorf("train: action space has %d dimensions, want %d", space.Dim(), gym.ActDim)
 	}
-	p := &agentPolicy{ag: ag, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: cfg.Explore}
+	if cfg.ActEvery < 0 {
+		return nil, fmt.Errorf("train: the agent acts every %d steps", cfg.ActEvery)
+	}
+	if cfg.Discrete && cfg.ActEvery > 1 {
+		// A window's transition takes its last step's reward, where the
+		// penalty of an illegal move falls on its first.
+		return nil, fmt.Errorf("train: discrete moves are chosen at every step (ActEvery %d)", cfg.ActEvery)
+	}
+	p := &agentPolicy{ag: ag, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: cfg.Explore, every: max(1, cfg.ActEvery)}
 	n := gym.ActDim
 	if cfg.Discrete {
 		n = int(gym.Moves)
@@ -104,10 +136,22 @@ func loop(ctx context.Context, env gym.Env, p policy, cfg Config) ([]Episode, er
 	target := make([]float64, gym.ActDim)
 	out := make([]Episode, 0, cfg.Episodes)
 	updates := 0
+	var obs []float64
+	var info gym.Info
 	for ep := range cfg.Episodes {
-		obs, info, err := env.Reset(ctx, cfg.Seed+uint64(ep))
-		if err != nil {
-			return out, fmt.Errorf("train: episode %d: reset: %w", ep, err)
+		switch cur, ok := env.(Current); {
+		case cfg.Continuous && ep > 0:
+			// Going on from the last step of the last episode.
+		case cfg.Continuous && ok:
+			if obs, info, ok = cur.Current(); ok {
+				break
+			}
+			fallthrough
+		default:
+			var err error
+			if obs, info, err = env.Reset(ctx, cfg.Seed+uint64(ep)); err != nil {
+				return out, fmt.Errorf("train: episode %d: reset: %w", ep, err)
+			}
 		}
 		e := Episode{Index: ep}
 		for step := 0; step < cfg.MaxSteps; step++ {
@@ -151,6 +195,16 @@ func loop(ctx context.Context, env gym.Env, p policy, cfg Config) ([]Episode, er
 		e.Replicas /= float64(e.Steps)
 		e.CPU /= float64(e.Steps)
 		e.Memory /= float64(e.Steps)
+		if w, ok := p.(windowed); ok && (!cfg.Continuous || ep == cfg.Episodes-1) {
+			// A window cut by a reset (or the run's end) ends here.
+			n, err := w.closeWindow()
+			if err != nil {
+				return out, fmt.Errorf("train: episode %d: update: %w", ep, err)
+			}
+			if n >= 0 {
+				updates = n
+			}
+		}
 		e.Updates = updates
 		out = append(out, e)
 		if cfg.Progress != nil {
@@ -168,11 +222,30 @@ type agentPolicy struct {
 	explore  bool
 	act      []float64
 	updates  int
-	updated  bool // the last learn call trained the agent
-	task     int  // the transitions' Task
+	updated  bool              // the last learn call trained the agent
+	task     int               // the transitions' Task
+	every    int               // the agent acts at every every-th step (Config.ActEvery)
+	chosen   int               // steps chosen in this window count (Config.ActEvery)
+	held     bool              // this step holds the allocation in force
+	win      *agent.Transition // the open window's transition (Config.ActEvery)
+}
+
+// windowed is a policy whose transitions span several steps: a window an
+// episode's end cuts (a reset follows, or the run ends) is closed there.
+type windowed interface {
+	// closeWindow learns the open window's transition, if any, and
+	// starts the window count again; it returns the update count (−1:
+	// no window was open).
+	closeWindow() (int, error)
 }
 
 func (p *agentPolicy) choose(target, obs []float64, info gym.Info) bool {
+	p.held = p.every > 1 && p.chosen%p.every != 0
+	p.chosen++
+	if p.held {
+		info.Metrics.Allocation().Vector(target)
+		return true
+	}
 	p.ag.Act(p.act, obs, p.explore)
 	if !p.discrete {
 		p.mapping.Target(target, p.act, info.Metrics.Allocation(), p.bounds)
@@ -187,10 +260,40 @@ func (p *agentPolicy) learn(obs []float64, r float64, next []float64, term bool)
 	if !p.explore {
 		return p.updates, nil
 	}
-	p.ag.Observe(agent.Transition{State: obs, Action: p.act, Reward: r, Next: next, Done: term, Task: p.task})
+	if p.every <= 1 {
+		return p.observe(agent.Transition{State: obs, Action: p.act, Reward: r, Next: next, Done: term, Task: p.task})
+	}
+	if !p.held {
+		p.win = &agent.Transition{State: slices.Clone(obs), Action: slices.Clone(p.act), Task: p.task}
+	}
+	if p.win == nil {
+		return p.updates, nil // held from before a window opened
+	}
+	p.win.Reward, p.win.Next, p.win.Done = r, slices.Clone(next), term
+	if p.chosen%p.every != 0 && !term {
+		return p.updates, nil // the window goes on
+	}
+	t := *p.win
+	p.win = nil
+	return p.observe(t)
+}
+
+func (p *agentPolicy) observe(t agent.Transition) (int, error) {
+	p.ag.Observe(t)
 	st, err := p.ag.Update()
 	p.updates, p.updated = st.Updates, st.Updated
 	return p.updates, err
+}
+
+func (p *agentPolicy) closeWindow() (int, error) {
+	p.chosen = 0
+	if p.win == nil || !p.explore {
+		p.win = nil
+		return -1, nil
+	}
+	t := *p.win
+	p.win = nil
+	return p.observe(t)
 }
 
 type recommenderPolicy struct {

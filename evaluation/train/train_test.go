@@ -127,3 +127,65 @@ func TestRunErrors(t *testing.T) {
 	_, err = Run(context.Background(), env(t, 5), f, Config{Episodes: 1, Explore: true})
 	assert.ErrorContains(t, err, "boom")
 }
+
+// TestRunActEvery holds the allocation between the agent's actions, taken
+// at every ActEvery-th step only (windows counted within an episode, or
+// across them when Continuous), and learns one transition per window that
+// ends in the state the agent acts from next.
+func TestRunActEvery(t *testing.T) {
+	for _, tc := range []struct {
+		every    int
+		replicas []int // per step over two episodes of 5 steps
+		acts     int
+	}{
+		{every: 0, replicas: []int{2, 4, 8, 16, 20, 2, 4, 8, 16, 20}, acts: 10},
+		{every: 1, replicas: []int{2, 4, 8, 16, 20, 2, 4, 8, 16, 20}, acts: 10},
+		// Windows of 3 steps within each episode: acting at steps 0 and
+		// 3; the window the episode's end cuts is learnt there.
+		{every: 3, replicas: []int{2, 2, 2, 4, 4, 2, 2, 2, 4, 4}, acts: 4},
+	} {
+		f := agent.NewFake([]float64{1, 0, 0}) // +1: twice the replicas
+		var got []int
+		_, err := Run(context.Background(), env(t, 5), f, Config{Episodes: 2, Seed: 1, Explore: true, ActEvery: tc.every,
+			Observe: func(_, _ int, info gym.Info) { got = append(got, info.Metrics.Replicas) }})
+		require.NoError(t, err)
+		assert.Equal(t, tc.replicas, got, "every %d", tc.every)
+		require.Len(t, f.Observed, tc.acts, "transitions only of the agent's actions")
+		assert.Equal(t, tc.acts, f.Updates)
+		// A window's transition ends in the state the agent acts from next.
+		assert.Equal(t, f.Observed[0].Next, f.Observed[1].State, "every %d", tc.every)
+	}
+	// Continuous: windows run on across episodes (acting at steps 0, 3,
+	// 6, 9 of 10), the last one learnt at the run's end.
+	f := agent.NewFake([]float64{1, 0, 0})
+	_, err := Run(context.Background(), env(t, 5), f, Config{Episodes: 2, Seed: 1, Explore: true, ActEvery: 3, Continuous: true})
+	require.NoError(t, err)
+	require.Len(t, f.Observed, 4)
+	for i := range 3 {
+		assert.Equal(t, f.Observed[i].Next, f.Observed[i+1].State, "window %d", i)
+	}
+	_, err = Run(context.Background(), env(t, 5), agent.NewFake([]float64{0, 0, 0}), Config{Episodes: 1, ActEvery: -1})
+	assert.ErrorContains(t, err, "acts every -1 steps")
+	_, err = Run(context.Background(), env(t, 5), agent.NewFake(make([]float64, gym.Moves)), Config{Episodes: 1, ActEvery: 2, Discrete: true})
+	assert.ErrorContains(t, err, "discrete moves")
+}
+
+// TestRunContinuous: the episodes of a continuous run are windows of one
+// running service (no reset between them), and a later continuous run on
+// the same environment goes on from where the last left off.
+func TestRunContinuous(t *testing.T) {
+	replicas := func(e gym.Env, cfg Config) []int {
+		var got []int
+		cfg.Observe = func(_, _ int, info gym.Info) { got = append(got, info.Metrics.Replicas) }
+		f := agent.NewFake([]float64{1, 0, 0}) // twice the replicas each step
+		_, err := Run(context.Background(), e, f, cfg)
+		require.NoError(t, err)
+		return got
+	}
+	e := env(t, 3)
+	assert.Equal(t, []int{2, 4, 8, 2, 4, 8}, replicas(e, Config{Episodes: 2, Seed: 1}), "each episode from a reset")
+	e = env(t, 3)
+	assert.Equal(t, []int{2, 4, 8, 16, 20, 20}, replicas(e, Config{Episodes: 2, Seed: 1, Continuous: true}), "one service from the first reset")
+	assert.Equal(t, []int{20, 20, 20}, replicas(e, Config{Episodes: 1, Seed: 1, Continuous: true}), "going on where the last run left off")
+	assert.Equal(t, []int{2, 4, 8}, replicas(e, Config{Episodes: 1, Seed: 1}), "reset")
+}

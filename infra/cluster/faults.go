@@ -1,10 +1,13 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -31,7 +34,68 @@ func (c *Cluster) proc(name string) (int, error) {
 // Pause freezes a component (SIGSTOP to its process group) until Resume,
 // as a stalled disk or a hung process would: etcd paused, the API server
 // holds its requests until its timeouts.
-func (c *Cluster) Pause(name string) error { return c.signal(name, syscall.SIGSTOP) }
+// It returns once every thread of the component's process has stopped:
+// kill(2) only queues the signal, and on a loaded machine a thread can
+// still serve a request after it returns.
+func (c *Cluster) Pause(name string) error {
+	if err := c.signal(name, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	i, _ := c.proc(name)
+	if err := waitStopped(c.st.Procs[i].Pid, 10*time.Second); err != nil {
+		// Not left half paused: a caller that fails here never resumes.
+		return errors.Join(err, c.signal(name, syscall.SIGCONT))
+	}
+	return nil
+}
+
+// waitStopped polls /proc until every thread of pid is in the stopped
+// state ("T"), or fails after timeout naming the threads that still run.
+// It polls every millisecond at first, backing off to every 20 ms: on a
+// loaded machine its reads take CPU from the threads that must stop.
+func waitStopped(pid int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		running, err := runningThreads(pid)
+		if err != nil {
+			return fmt.Errorf("cluster: waiting for pid %d to stop: %w", pid, err)
+		}
+		if len(running) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster: pid %d was sent SIGSTOP but threads %s still run after %s", pid, strings.Join(running, ", "), timeout)
+		}
+		time.Sleep(wait)
+	}
+}
+
+// runningThreads lists the threads of pid whose state is neither stopped
+// ("T", "t") nor dead ("Z", "X": a zombie serves nothing).
+func runningThreads(pid int) ([]string, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue // the thread exited (between the listing and the read: ESRCH)
+		}
+		if err != nil {
+			return nil, err
+		}
+		// The state follows the command name, which is in parentheses and
+		// may itself hold spaces or parentheses.
+		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+		if f := strings.Fields(rest); len(f) == 0 || !strings.Contains("TtZX", f[0]) {
+			out = append(out, t.Name())
+		}
+	}
+	return out, nil
+}
 
 // Resume continues a paused component (SIGCONT).
 func (c *Cluster) Resume(name string) error { return c.signal(name, syscall.SIGCONT) }

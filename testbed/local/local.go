@@ -84,6 +84,11 @@ type Endpoints struct {
 	// (agents.WritePolicy into Policies/<name>) and annotates an MPA
 	// agents.aware.dev/initial-policy: <name>.
 	Policies string `json:"policies"`
+	// Checkpoints is the agent runner's checkpoint folder (absolute):
+	// <namespace>/<MPA name>-<UID>/ holds an agent's weights and its
+	// state (controller/agents.ReadState), the runner's own count of its
+	// acting steps among them. Empty without the runner.
+	Checkpoints string `json:"checkpoints,omitempty"`
 	// The clock: TimeScale simulated seconds per wall second; Step the
 	// controller's wall step, TwinTick the twin's wall tick (and
 	// Prometheus's scrape interval) and TwinSimStep the simulated time per
@@ -288,6 +293,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		stops = append(stops, stopChild(runner))
 		ep.Agents = url
+		if ep.Checkpoints, err = filepath.Abs(filepath.Join(cfg.Dir, "agents", "checkpoints")); err != nil {
+			return fmt.Errorf("local: %w", err)
+		}
 	}
 	if err := writeEndpoints(cfg.Dir, ep); err != nil {
 		return err

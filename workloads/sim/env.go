@@ -37,6 +37,16 @@ func (e *AppEnv) ObservationSpace() gym.Space { return e.c.ObservationSpace() }
 // ActionSpace is the box of the bounds.
 func (e *AppEnv) ActionSpace() gym.Space { return e.c.ActionSpace() }
 
+// Current is the observation and info of the step the application is at
+// (false before the first Reset): a run that goes on from where another
+// left off, as the episodes of a deployed service do, starts from them.
+func (e *AppEnv) Current() ([]float64, gym.Info, bool) {
+	if !e.started {
+		return nil, gym.Info{}, false
+	}
+	return append([]float64(nil), e.obs...), e.c.Info(0), true
+}
+
 // Reset starts the application over; see Cluster.Reset.
 func (e *AppEnv) Reset(ctx context.Context, seed uint64) ([]float64, gym.Info, error) {
 	if err := e.c.Reset(ctx, seed, e.obs); err != nil {

@@ -178,7 +178,7 @@ func (r *Runner) extra(ctx context.Context, c study.Cell, env *sim.AppEnv, seed 
 		if err != nil {
 			return Run{}, err
 		}
-		eps, err = r.handover(ctx, c.App, env, seed, offline(ag))
+		eps, err = r.handover(ctx, c.App, env, seed, asRun{}, offline(ag))
 		if err != nil {
 			return Run{}, err
 		}
@@ -187,7 +187,7 @@ func (r *Runner) extra(ctx context.Context, c study.Cell, env *sim.AppEnv, seed 
 		if err != nil {
 			return Run{}, err
 		}
-		if eps, err = r.handover(ctx, c.App, env, seed, offline(ag)); err != nil {
+		if eps, err = r.handover(ctx, c.App, env, seed, asRun{}, offline(ag)); err != nil {
 			return Run{}, err
 		}
 	case PPO:
@@ -203,7 +203,7 @@ func (r *Runner) extra(ctx context.Context, c study.Cell, env *sim.AppEnv, seed 
 		if err != nil {
 			return Run{}, err
 		}
-		eps, err = r.handover(ctx, c.App, env, seed, func(_ []agent.Transition, metrics []gym.Metrics) (agent.Agent, error) {
+		eps, err = r.handover(ctx, c.App, env, seed, asRun{}, func(_ []agent.Transition, metrics []gym.Metrics) (agent.Agent, error) {
 			fit, fitEnv, err := fittedSimulator(l.Profile(), sa, env.Cluster().Model(0), metrics, l.Config().Step)
 			if err != nil {
 				return nil, err

@@ -152,7 +152,7 @@ type Runner struct {
 func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	cfg, l := r.Config, r.Lab
 	m := l.Config().Mapping
-	seed := c.Seed + 88_000
+	seed := c.Seed + cellSeed
 	var out Run
 	if c.Arm == Converged {
 		_, ag, err := r.Policies.Get(ctx, lab.Policy{App: c.App, Seed: c.Seed, Episodes: cfg.Converged})
@@ -177,7 +177,6 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	rnd := func(i uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, i)) }
 	switch c.Arm {
 	case Rule:
 		eps, err := l.RuleBased(ctx, env, c.App, cfg.Episodes, seed, nil)
@@ -185,27 +184,8 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 			return Run{}, err
 		}
 		out.Add(eps...)
-	case NoBoot:
-		ag, err := l.NewDDPG(gym.StateDim, seed+1)
-		if err != nil {
-			return Run{}, err
-		}
-		eps, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes, Seed: seed, Explore: true, Mapping: m})
-		if err != nil {
-			return Run{}, err
-		}
-		out.Add(eps...)
-	case AWARE:
-		eps, err := r.handover(ctx, c.App, env, seed, func(steps []agent.Transition, _ []gym.Metrics) (agent.Agent, error) {
-			ag, err := bootstrap.New(gym.StateDim, gym.ActDim, rnd(2), bootstrap.WithPhi(cfg.Phi))
-			if err != nil {
-				return nil, err
-			}
-			if _, err := bootstrap.Offline(ctx, ag, steps, cfg.Updates, nil); err != nil {
-				return nil, fmt.Errorf("offline training: %w", err)
-			}
-			return ag, nil
-		})
+	case NoBoot, AWARE:
+		eps, err := r.agentArm(ctx, c.App, c.Arm, env, seed, asRun{})
 		if err != nil {
 			return Run{}, err
 		}
@@ -219,13 +199,47 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	return out, nil
 }
 
+// asRun is how the simulator runs an agent arm: as the study does (the
+// zero asRun: the agent acts at every step, each episode starts from a
+// reset) or as the testbed runs it (atCadence).
+type asRun struct {
+	every      int  // the agent acts at every every-th step (train.Config.ActEvery)
+	continuous bool // one running service, never reset (train.Config.Continuous)
+}
+
+// agentArm runs the episodes of an arm whose agent learns online (NoBoot,
+// AWARE) on env, as how says.
+func (r *Runner) agentArm(ctx context.Context, app, arm string, env gym.Env, seed uint64, how asRun) ([]train.Episode, error) {
+	cfg, l := r.Config, r.Lab
+	if arm == NoBoot {
+		ag, err := l.NewDDPG(gym.StateDim, seed+1)
+		if err != nil {
+			return nil, err
+		}
+		return train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes, Seed: seed, Explore: true, Mapping: l.Config().Mapping, ActEvery: how.every, Continuous: how.continuous})
+	}
+	return r.handover(ctx, app, env, seed, how, func(steps []agent.Transition, _ []gym.Metrics) (agent.Agent, error) {
+		ag, err := bootstrap.New(gym.StateDim, gym.ActDim, rand.New(rand.NewPCG(seed, 2)), bootstrap.WithPhi(cfg.Phi))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := bootstrap.Offline(ctx, ag, steps, cfg.Updates, nil); err != nil {
+			return nil, fmt.Errorf("offline training: %w", err)
+		}
+		return ag, nil
+	})
+}
+
+// cellSeed is added to a cell's seed for its episodes and agents.
+const cellSeed = 88_000
+
 // handover runs an arm that bootstraps (Algorithm 1's OFFLINE stage): the
 // application's tuned rule-based autoscaler acts on env for the first
 // Records episodes while every step is recorded (the transitions as an
 // agent would have seen them, and the metrics Prometheus would have
 // reported); ready turns the records into the agent, which then acts and
-// trains online for the other episodes.
-func (r *Runner) handover(ctx context.Context, app string, env gym.Env, seed uint64, ready func(steps []agent.Transition, metrics []gym.Metrics) (agent.Agent, error)) ([]train.Episode, error) {
+// trains online for the other episodes, both as how says.
+func (r *Runner) handover(ctx context.Context, app string, env gym.Env, seed uint64, how asRun, ready func(steps []agent.Transition, metrics []gym.Metrics) (agent.Agent, error)) ([]train.Episode, error) {
 	cfg, l := r.Config, r.Lab
 	m := l.Config().Mapping
 	rec, err := l.NewRuleBased(ctx, env, app)
@@ -234,7 +248,7 @@ func (r *Runner) handover(ctx context.Context, app string, env gym.Env, seed uin
 	}
 	var metrics []gym.Metrics
 	observe := func(_, _ int, info gym.Info) { metrics = append(metrics, info.Metrics) }
-	eps, steps, err := train.Record(ctx, env, rec, l.Config().Step, train.Config{Episodes: cfg.Records, Seed: seed, Mapping: m, Observe: observe})
+	eps, steps, err := train.Record(ctx, env, rec, l.Config().Step, train.Config{Episodes: cfg.Records, Seed: seed, Mapping: m, Observe: observe, Continuous: how.continuous})
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
@@ -242,7 +256,7 @@ func (r *Runner) handover(ctx context.Context, app string, env gym.Env, seed uin
 	if err != nil {
 		return nil, err
 	}
-	online, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes - cfg.Records, Seed: seed + uint64(cfg.Records), Explore: true, Mapping: m})
+	online, err := train.Run(ctx, env, ag, train.Config{Episodes: cfg.Episodes - cfg.Records, Seed: seed + uint64(cfg.Records), Explore: true, Mapping: m, ActEvery: how.every, Continuous: how.continuous})
 	if err != nil {
 		return nil, err
 	}
@@ -261,8 +275,14 @@ func (c Config) envOptions() []sim.Option {
 func (c Config) Cost(apps []string) time.Duration {
 	p := lab.Pace
 	n := time.Duration(len(apps))
-	return n*time.Duration(c.Converged)*p.DDPG + n*time.Duration(c.Episodes)*(2*p.DDPG+2*p.Rule) + n*time.Duration(c.Updates)*time.Millisecond + n*p.Tune +
+	cost := n*time.Duration(c.Converged)*p.DDPG + n*time.Duration(c.Episodes)*(2*p.DDPG+2*p.Rule) + n*time.Duration(c.Updates)*time.Millisecond + n*p.Tune +
 		n*c.extraCost()
+	if c.Testbed != nil {
+		// The agent arms again at the testbed's cadence (atCadence); the
+		// testbed's own wall time is the clock's, not a core's.
+		cost += n*time.Duration(c.Episodes)*2*p.DDPG + n*time.Duration(c.Updates)*time.Millisecond
+	}
+	return cost
 }
 
 // Execute runs the study (the cells not done yet) and reports it.
@@ -297,7 +317,11 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		return rep, testbedReport(&rep, c, outs, tb, o.Bootstrap)
+		cad, err := r.atCadence(ctx, dir, o.RenderOnly, apps, tb)
+		if err != nil {
+			return rep, err
+		}
+		return rep, testbedReport(&rep, c, outs, tb, cad, o.Bootstrap)
 	})
 	if err == nil && tb != nil {
 		// The report is written; its testbed figures must be the system's

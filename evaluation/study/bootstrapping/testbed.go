@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -192,10 +194,134 @@ func (r *Runner) testbedCells(ctx context.Context, apps []string) ([]testbedrun.
 
 func ptr[T any](v T) *T { return &v }
 
+// cadence is how many controller steps an agent arm's action stayed in
+// force on the testbed: its cells' rounds in an acting stage over the
+// agent runner's acting steps in them (testbedrun.Result.AgentRounds, less
+// the rounds awaiting the agent's first action, and AgentSteps, to the
+// runner's last checkpoint of each agent); 0 when the
+// runner checkpointed none of their acting steps (runs whose acting stage
+// is shorter than one of the runner's episodes).
+func cadence(arm string, apps []string, tb map[[2]string]testbedrun.Result) float64 {
+	var rounds, steps int
+	for _, a := range apps {
+		res := tb[[2]string{a, arm}]
+		if res.AgentSteps > 0 {
+			// Not the rounds before the runner's first action of a stage:
+			// its reaction to the stage change, which the simulator's
+			// cadence does not model (counted over the whole run, where
+			// the rounds are those to the checkpoint: at least a round per
+			// step is left).
+			rounds += max(res.AgentRounds-res.Health.AwaitingFirst, res.AgentSteps)
+			steps += res.AgentSteps
+		}
+	}
+	if steps <= 0 {
+		return 0
+	}
+	return float64(rounds) / float64(steps)
+}
+
+// Cadence is the simulator's run of the testbed's agent arms as the
+// testbed runs them: at the cadence the agents had there, one running
+// service (atCadence).
+type Cadence struct {
+	// Every are the controller steps per agent action on the testbed,
+	// by arm, and Acts the whole number the simulator's agent acted at.
+	Every map[string]float64 `json:"every"`
+	Acts  map[string]int     `json:"acts"`
+	Outs  []Outcome          `json:"outcomes"`
+	// Unmeasured are the agent arms whose cadence the run did not measure
+	// (cadence).
+	Unmeasured []string `json:"unmeasured,omitempty"`
+	// Continuous says the runs' episodes were one running service
+	// (train.Config.Continuous; asTestbed).
+	Continuous bool `json:"continuous"`
+	// NotRun says a render-only run found no runs kept and ran none.
+	NotRun bool `json:"-"`
+}
+
+// asTestbed is whether atCadence runs the agent arms as one running
+// service, as the testbed does (the runs kept say which they were).
+const asTestbed = true
+
+// CadenceFile holds the simulator's runs as on the testbed in the
+// study's folder: a report rendered again reuses them.
+const CadenceFile = "cadence.json"
+
+// atCadence runs the testbed's agent arms on the simulator again, with the
+// cells' seeds and as the testbed runs them: each agent acting (and
+// learning) at every k-th step only, k the arm's cadence on the testbed
+// rounded, the allocation held in between, and the episodes windows of
+// one running service, never reset (on the testbed an episode starts
+// with the allocation and load the last one left; on the simulator the
+// study resets both at every episode): how much of the testbed's
+// difference from the simulator these two account for.
+func (r *Runner) atCadence(ctx context.Context, dir string, render bool, apps []string, tb map[[2]string]testbedrun.Result) (Cadence, error) {
+	c, l := r.Config, r.Lab
+	out := Cadence{Every: map[string]float64{}, Acts: map[string]int{}, Continuous: asTestbed}
+	var arms []string
+	for _, arm := range c.Testbed.Arms {
+		if arm == Rule {
+			continue
+		}
+		k := cadence(arm, apps, tb)
+		if k == 0 {
+			out.Unmeasured = append(out.Unmeasured, arm)
+			continue
+		}
+		arms = append(arms, arm)
+		out.Every[arm], out.Acts[arm] = k, max(1, int(math.Round(k)))
+	}
+	path := filepath.Join(dir, CadenceFile)
+	var kept Cadence
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &kept) == nil && maps.Equal(kept.Acts, out.Acts) && kept.Continuous == asTestbed &&
+		slices.EqualFunc(kept.Outs, apps, func(o Outcome, app string) bool { return o.App == app }) {
+		out.Outs = kept.Outs
+		return out, nil
+	}
+	if render && len(arms) > 0 {
+		// Rendering runs no cell: without the runs kept, the table is left
+		// out.
+		out.Unmeasured, out.Every, out.Acts = append(out.Unmeasured, arms...), map[string]float64{}, map[string]int{}
+		out.NotRun = true
+		return out, nil
+	}
+	for _, app := range apps {
+		o := Outcome{App: app, All: map[string]lab.Means{}, Acting: map[string]lab.Means{}}
+		for _, arm := range arms {
+			env, err := l.Env(app, 0, c.envOptions()...)
+			if err != nil {
+				return Cadence{}, err
+			}
+			eps, err := r.agentArm(ctx, app, arm, env, c.Seed+cellSeed, asRun{every: out.Acts[arm], continuous: asTestbed})
+			if err != nil {
+				return Cadence{}, fmt.Errorf("bootstrapping: %s %s run as on the testbed: %w", app, arm, err)
+			}
+			var cv lab.Curve
+			cv.Add(eps...)
+			if o.All[arm], err = cv.Means(0, c.Episodes); err != nil {
+				return Cadence{}, err
+			}
+			if o.Acting[arm], err = cv.Means(c.Records, c.Episodes); err != nil {
+				return Cadence{}, err
+			}
+		}
+		out.Outs = append(out.Outs, o)
+	}
+	b, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		return Cadence{}, fmt.Errorf("bootstrapping: %w", err)
+	}
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
+		return Cadence{}, fmt.Errorf("bootstrapping: %w", err)
+	}
+	return out, nil
+}
+
 // testbedReport adds the testbed's tables to the simulator's report: per
 // arm on the testbed, testbed against simulator for the same cells, the
 // lifecycle the controller ran and how completely the system ran them.
-func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string]testbedrun.Result, bs study.Bootstrap) error {
+func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string]testbedrun.Result, cad Cadence, bs study.Bootstrap) error {
 	apps := make([]string, len(outs))
 	for i, o := range outs {
 		apps[i] = o.App
@@ -238,11 +364,33 @@ func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string
 		}
 		rep.Tables = append(rep.Tables, t)
 	}
+	var agents []string
+	var every []string
+	for _, arm := range arms {
+		if k, ok := cad.Every[arm]; ok {
+			agents = append(agents, arm)
+			every = append(every, fmt.Sprintf("%s %.2f (the simulator's agent acting every %d)", arm, k, cad.Acts[arm]))
+		}
+	}
+	if len(agents) > 0 {
+		t, _, err := lab.Comparison(fmt.Sprintf("Testbed vs simulator run as the testbed runs it (the testbed's cadence, one running service), episodes %d–%d", c.Records+1, c.Episodes), agents, lab.Figures, bs, tbMeans(true), valuesOf(cad.Outs, true))
+		if err := errors.Join(meansErr, err); err != nil {
+			return err
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("Two things the study's simulator cells do not do as the testbed does. On the testbed an agent's action stays in force for several controller steps: the agent runner observes each action over the first whole step after its actuation and then needs a round to answer (controller/mpaenv), and the controller holds the action meanwhile; controller steps per agent action on the testbed, over the acting stages: %s. And the testbed's episodes are windows of one running service: an episode starts with the allocation (and the point of the load) the last one left, where the study's simulator resets both at every episode, so an agent's drift builds up over episodes on the testbed only. The simulator column is these arms run again with the cells' seeds, the agent acting at that cadence, the allocation held in between, learning one transition per action that ends in the state it acts from next (train.Config.ActEvery), and never reset (train.Config.Continuous): what of the testbed's difference from the simulator these two account for.", strings.Join(every, "; ")))
+		rep.Tables = append(rep.Tables, t)
+	}
+	switch {
+	case cad.NotRun:
+		rep.Paragraphs = append(rep.Paragraphs, "The agent arms run on the simulator as the testbed runs them are not in this report: it was rendered from the study's folder, which does not hold those runs (cadence.json); running the study again adds them.")
+	case len(cad.Unmeasured) > 0:
+		rep.Paragraphs = append(rep.Paragraphs, fmt.Sprintf("The agent's cadence on the testbed was not measured for %s: none of their agents has a checkpoint of the agent runner with an acting step (an acting stage shorter than one of the runner's episodes, or a testbed without the runner's checkpoint folder in its endpoints).", strings.Join(cad.Unmeasured, ", ")))
+	}
 	life := study.Table{Title: "Lifecycle on the testbed (the controller's StageChanged Events)", Columns: []string{"cell", "stages (episode: from → to, reason)", "simulator"}}
 	health := study.Table{Title: "How completely the system ran the testbed cells (from their records in InfluxDB and the controller's counters)", Columns: []string{"cell", "records", "rounds missed", "steps lost", "stale actions", "rounds awaiting the agent's first action", "rounds an applied action stayed in force"},
 		Notes: []string{"Rounds missed: gaps of more than one controller step between a cell's consecutive records. Steps lost: holes in an episode's step numbers and steps missing from an incomplete episode. Stale actions: rounds the controller held because the agent's last recommendation was too old (aware_controller_stale_recommendation_steps_total{cause=\"stale\"}). These three must be 0.",
 			"Rounds awaiting the agent's first action: rounds the controller held after the agent entered an acting stage (ONLINE at the first step, or at the hand-over) until the agent runner's first recommendation of that stage ({cause=\"first\"}): the runner's reaction time to a stage change, which the simulator has not (docs/studies.md, Studies on the testbed).",
-			"Rounds an applied action stayed in force: rounds the controller kept the agent's applied action while the agent waited for its actuation and a whole step after it ({cause=\"applied\"}): on the cluster an agent acts every two to four steps, on the simulator at every step."}}
+			"Rounds an applied action stayed in force: rounds the controller kept the agent's applied action while the agent waited for its actuation and a whole step after it ({cause=\"applied\"}): on the cluster an agent acts every two controller steps or more (its measured cadence is under the cadence table), on the simulator at every step."}}
 	var total testbedrun.Health
 	for _, a := range apps {
 		for _, arm := range arms {

@@ -136,6 +136,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 
 	// The figures are InfluxDB's: each cell's episode rewards are the sums
 	// of its stored steps' rewards, read here without the study's code.
+	checkpointed := 0
 	for _, r := range rec.Results {
 		app := strings.TrimPrefix(r.Source[strings.Index(r.Source, "series app="):], "series app=")
 		require.True(t, strings.HasPrefix(app, "aware-study-"+bootstrapping.Name+"-"), r.Source)
@@ -149,7 +150,20 @@ func TestStudyOnTheTestbed(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.Source, ep.InfluxDB+", database aware"), r.Source)
 		assert.Zero(t, r.Health.LostSteps, "%s: %+v", r.Cell, r.Health)
 		assert.Equal(t, c.Episodes*c.EpisodeSteps, r.Health.Records, "%s: the records of the cell's episodes", r.Cell)
+		// The runner's checkpointed acting steps each took a controller
+		// round at least (none for the rule-based cells, which it does not
+		// host).
+		assert.GreaterOrEqual(t, r.AgentRounds, r.AgentSteps, r.Cell)
+		if strings.HasSuffix(r.Cell, "-rule") {
+			assert.Zero(t, r.AgentSteps, r.Cell)
+		}
+		if strings.HasSuffix(r.Cell, "-cold") {
+			checkpointed += r.AgentSteps
+		}
 	}
+	// The cold agents act for all 88 rounds, a runner episode (22 steps)
+	// taking about 46: their steps are read from the runner's checkpoints.
+	assert.Positive(t, checkpointed, "no cold agent's acting steps read from the runner's checkpoints")
 
 	// Every stage change the controller counted is in the report, each
 	// with the controller's reason, and the bootstrapped MPAs handed over

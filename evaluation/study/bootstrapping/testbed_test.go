@@ -49,7 +49,8 @@ func TestTestbedReport(t *testing.T) {
 	h.Health.MissedRounds = 2
 	tb[[2]string{"app-0802", Rule}] = h
 	rep := study.Report{}
-	require.NoError(t, testbedReport(&rep, c, outs, tb, study.DefaultBootstrap()))
+	cad := Cadence{Every: map[string]float64{AWARE: 2.4}, Acts: map[string]int{AWARE: 2}, Outs: outs, Unmeasured: []string{NoBoot}}
+	require.NoError(t, testbedReport(&rep, c, outs, tb, cad, study.DefaultBootstrap()))
 	var b strings.Builder
 	require.NoError(t, rep.Markdown(&b))
 	md := b.String()
@@ -57,6 +58,8 @@ func TestTestbedReport(t *testing.T) {
 	assert.Contains(t, md, "| no-bootstrapping | reward | 50 [50, 50] | 60 [60, 60] | -10 [-10, -10] | no |")
 	assert.Contains(t, md, "| app-0801-boot | 0: Initialized → Offline (Bootstrapping); 4: Offline → Online (RewardReachedOnline) | 0: Initialized → Offline; 4: Offline → Online |")
 	assert.Contains(t, md, "| all | 600 | 2 | 0 | 0 | 0 | 0 |")
+	assert.Contains(t, md, "over the acting stages: AWARE-bootstrapped 2.40 (the simulator's agent acting every 2). And the testbed's episodes")
+	assert.Contains(t, md, "The agent's cadence on the testbed was not measured for no-bootstrapping")
 	labtest.Golden(t, "testbed.golden.md", md)
 }
 
@@ -125,4 +128,92 @@ func TestTestbedRecordRefusesAnotherConfiguration(t *testing.T) {
 	assert.ErrorContains(t, err, "another configuration")
 	_, err = (&Runner{Config: c}).runTestbed(context.Background(), lab.Run{Dir: t.TempDir()}, []string{"app-0801"})
 	assert.ErrorContains(t, err, "need a testbed")
+}
+
+// TestCadence: controller rounds of the acting stages per agent step,
+// over an arm's cells; 0 (not measured) for an arm whose agents the
+// runner checkpointed no acting step of.
+func TestCadence(t *testing.T) {
+	apps := []string{"a", "b"}
+	res := func(steps, rounds int) testbedrun.Result {
+		return testbedrun.Result{AgentSteps: steps, AgentRounds: rounds}
+	}
+	first := res(40, 53)
+	first.Health.AwaitingFirst = 3 // the runner's reaction to the hand-over
+	tb := map[[2]string]testbedrun.Result{
+		{"a", AWARE}: res(60, 150), {"b", AWARE}: first,
+		{"a", NoBoot}: res(100, 300), {"b", NoBoot}: res(0, 40), // no step checkpointed: counts nothing
+	}
+	for _, tc := range []struct {
+		arm  string
+		want float64
+	}{{AWARE, 2}, {NoBoot, 3}} {
+		assert.InDelta(t, tc.want, cadence(tc.arm, apps, tb), 1e-12, tc.arm)
+	}
+	tb[[2]string{"a", AWARE}], tb[[2]string{"b", AWARE}] = res(0, 200), res(0, 0)
+	assert.Zero(t, cadence(AWARE, apps, tb), "not measured")
+}
+
+// TestAtCadence: the simulator's rerun of the agent arms as the testbed
+// runs them uses the cells' seeds (run as the study does, it is the
+// study's cell), differs from the study's cells, and is kept in the
+// study's folder and reused.
+func TestAtCadence(t *testing.T) {
+	l := labtest.New(t)
+	c := OnTestbed(false)
+	c.Apps, c.Episodes, c.Records = 1, 9, 7 // 70 records: BCQ's minibatch
+	c.Updates = c.Records * c.EpisodeSteps * RunnerOfflineUpdates
+	apps, err := c.Draw(l)
+	require.NoError(t, err)
+	r := &Runner{Lab: l, Config: c}
+	ctx := context.Background()
+	tb := map[[2]string]testbedrun.Result{
+		{apps[0], AWARE}:  {AgentSteps: 20, AgentRounds: 60},
+		{apps[0], NoBoot}: {AgentSteps: 90, AgentRounds: 180},
+	}
+	dir := t.TempDir()
+	cad, err := r.atCadence(ctx, dir, false, apps, tb)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{AWARE: 3, NoBoot: 2}, cad.Acts)
+	for _, arm := range []string{AWARE, NoBoot} {
+		run, err := r.Cell(ctx, study.Cell{Arm: arm, App: apps[0], Seed: c.Seed})
+		require.NoError(t, err)
+		want, err := run.Means(c.Records, c.Episodes)
+		require.NoError(t, err)
+		means := func(how asRun) lab.Means {
+			env, err := l.Env(apps[0], 0, c.envOptions()...)
+			require.NoError(t, err)
+			eps, err := r.agentArm(ctx, apps[0], arm, env, c.Seed+cellSeed, how)
+			require.NoError(t, err)
+			var cv lab.Curve
+			cv.Add(eps...)
+			m, err := cv.Means(c.Records, c.Episodes)
+			require.NoError(t, err)
+			return m
+		}
+		assert.Equal(t, want, means(asRun{}), "%s: the cell's seeds", arm)
+		assert.Equal(t, means(asRun{every: cad.Acts[arm], continuous: true}), cad.Outs[0].Acting[arm], "%s: the cell's seeds, as on the testbed", arm)
+		assert.NotEqual(t, want, cad.Outs[0].Acting[arm], "%s: run as on the testbed", arm)
+	}
+
+	// Kept: a file of the same cadence is read back, not run again.
+	b, err := os.ReadFile(filepath.Join(dir, CadenceFile))
+	require.NoError(t, err)
+	var kept Cadence
+	require.NoError(t, json.Unmarshal(b, &kept))
+	kept.Outs[0].Acting[AWARE] = lab.Means{Reward: -1}
+	b, err = json.Marshal(kept)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CadenceFile), b, 0o644))
+	again, err := r.atCadence(ctx, dir, false, apps, tb)
+	require.NoError(t, err)
+	assert.Equal(t, -1.0, again.Outs[0].Acting[AWARE].Reward, "reused")
+	tb[[2]string{apps[0], NoBoot}] = testbedrun.Result{AgentSteps: 90, AgentRounds: 270}
+	other, err := r.atCadence(ctx, dir, false, apps, tb)
+	require.NoError(t, err)
+	assert.NotEqual(t, -1.0, other.Outs[0].Acting[AWARE].Reward, "run again at another cadence")
+	none, err := r.atCadence(ctx, t.TempDir(), true, apps, tb)
+	require.NoError(t, err)
+	assert.True(t, none.NotRun, "rendering runs nothing")
+	assert.Empty(t, none.Outs)
 }
