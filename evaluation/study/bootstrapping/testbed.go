@@ -274,7 +274,7 @@ func (r *Runner) atCadence(ctx context.Context, dir string, render bool, apps []
 	}
 	path := filepath.Join(dir, CadenceFile)
 	var kept Cadence
-	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &kept) == nil && maps.Equal(kept.Acts, out.Acts) && kept.Continuous == asTestbed &&
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &kept) == nil && maps.Equal(kept.Acts, out.Acts) && kept.Continuous == out.Continuous &&
 		slices.EqualFunc(kept.Outs, apps, func(o Outcome, app string) bool { return o.App == app }) {
 		out.Outs = kept.Outs
 		return out, nil
