@@ -3,13 +3,9 @@ package testbed_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,18 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/testbed"
 	"github.com/aware-autoscaler/aware/testbed/local"
-	"github.com/aware-autoscaler/aware/testbed/toolchain"
+	"github.com/aware-autoscaler/aware/testbed/testbedtest"
 )
-
-type logWriter struct{ t *testing.T }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 // TestLocalTargetEndToEnd stands up the local target for real: the local
 // control plane, the Pulumi engine with the source-built CLI and
@@ -42,20 +30,10 @@ func TestLocalTargetEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane, Pulumi, Prometheus, InfluxDB, the controller and the agents")
 	}
-	for _, b := range []string{"prometheus", "influxd", "go"} {
-		clustertest.RequireBinary(t, b)
-	}
-	clustertest.Binaries(t)
-	tools, err := toolchain.Cached(t.Context())
-	if errors.Is(err, toolchain.ErrNotBuilt) {
-		clustertest.Missing(t, "%v", err)
-	}
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	tmp := t.TempDir()
-	d := &testbed.Driver{Dir: filepath.Join(tmp, "testbed"), Tools: tools, Aware: clustertest.BuildAware(ctx, t, tmp),
-		Traces: filepath.Join(tmp, "no-traces"), Out: logWriter{t}}
+	d := testbedtest.LocalDriver(ctx, t, tmp)
 	cfg := testbed.DefaultConfig()
 	cfg.Apps, cfg.Options.Step = 5, 5*time.Second
 	downed := false
@@ -90,7 +68,7 @@ func TestLocalTargetEndToEnd(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return getJSON(ctx, q, &res) == nil && len(res.Data.Result) == 1 && res.Data.Result[0].Value[1] != "0"
 	}, time.Minute, time.Second, "no workload series of the apps in Prometheus: %+v", res)
-	body, err := get(ctx, ep.Controller)
+	body, err := testbedtest.Get(ctx, ep.Controller)
 	require.NoError(t, err)
 	assert.Contains(t, body, "aware_controller_last_round")
 
@@ -116,22 +94,8 @@ func TestLocalTargetEndToEnd(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(d.Dir, "state", ".pulumi", "stacks", testbed.Project, testbed.DefaultStack+".json"), "the stack was not removed")
 }
 
-func get(ctx context.Context, u string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
-
 func getJSON(ctx context.Context, u string, v any) error {
-	s, err := get(ctx, u)
+	s, err := testbedtest.Get(ctx, u)
 	if err != nil {
 		return err
 	}

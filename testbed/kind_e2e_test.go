@@ -14,6 +14,7 @@ import (
 	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/testbed"
 	"github.com/aware-autoscaler/aware/testbed/image"
+	"github.com/aware-autoscaler/aware/testbed/testbedtest"
 	"github.com/aware-autoscaler/aware/testbed/toolchain"
 )
 
@@ -62,7 +63,7 @@ func TestKindTargetEndToEnd(t *testing.T) {
 		clustertest.Missing(t, "%v", err)
 	}
 	tmp := t.TempDir()
-	d := &testbed.Driver{Dir: filepath.Join(tmp, "testbed"), Stack: "e2e", Tools: tools, Out: logWriter{t}}
+	d := &testbed.Driver{Dir: filepath.Join(tmp, "testbed"), Stack: "e2e", Tools: tools, Out: testbedtest.LogWriter{T: t}}
 	cfg := testbed.DefaultConfig()
 	cfg.Target, cfg.Apps, cfg.Kind.Workers = testbed.TargetKind, 3, 1
 	cfg.Options.Step = 5 * time.Second

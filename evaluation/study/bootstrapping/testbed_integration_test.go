@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,17 +21,9 @@ import (
 	"github.com/aware-autoscaler/aware/evaluation/study/bootstrapping"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
-	"github.com/aware-autoscaler/aware/infra/cluster/clustertest"
 	"github.com/aware-autoscaler/aware/testbed"
-	"github.com/aware-autoscaler/aware/testbed/toolchain"
+	"github.com/aware-autoscaler/aware/testbed/testbedtest"
 )
-
-type logWriter struct{ t *testing.T }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 // TestStudyOnTheTestbed runs a small bootstrapping study on a local
 // testbed brought up for it (2 applications × 3 arms as MPAs, 4 episodes of
@@ -51,15 +41,6 @@ func TestStudyOnTheTestbed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stands up a local testbed")
 	}
-	for _, b := range []string{"prometheus", "influxd", "go"} {
-		clustertest.RequireBinary(t, b)
-	}
-	clustertest.Binaries(t)
-	tools, err := toolchain.Cached(t.Context())
-	if errors.Is(err, toolchain.ErrNotBuilt) {
-		clustertest.Missing(t, "%v", err)
-	}
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	tmp := t.TempDir()
@@ -67,8 +48,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 	if k, err := strconv.ParseFloat(os.Getenv("AWARE_TEST_SPEEDUP"), 64); err == nil {
 		clock.Speedup = k // measuring another speed-up
 	}
-	d := &testbed.Driver{Dir: filepath.Join(tmp, "testbed"), Tools: tools, Aware: clustertest.BuildAware(ctx, t, tmp),
-		Traces: filepath.Join(tmp, "no-traces"), Out: logWriter{t}}
+	d := testbedtest.LocalDriver(ctx, t, tmp)
 	cfg := testbed.DefaultConfig()
 	cfg.Apps, cfg.Options.Step, cfg.TimeScale = 1, clock.Wall(), clock.Speedup
 	t.Cleanup(func() { _ = d.Down(context.Background()) })
@@ -79,7 +59,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 	require.NoError(t, bed.Check(clock))
 
 	metric := func(re *regexp.Regexp) [][]string {
-		body, err := get(ctx, ep.Controller)
+		body, err := testbedtest.Get(ctx, ep.Controller)
 		require.NoError(t, err)
 		return re.FindAllStringSubmatch(body, -1)
 	}
@@ -110,7 +90,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 	c.Apps, c.Episodes, c.Records, c.EpisodeSteps, c.Converged = 2, 4, 3, 22, 5 // 66 records: BCQ trains on 64 at once
 	c.Updates = c.Records * c.EpisodeSteps * bootstrapping.RunnerOfflineUpdates
 	dir := filepath.Join(tmp, "out", bootstrapping.Name)
-	rep, err := bootstrapping.Execute(ctx, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: study.All, Workers: 2, Progress: logWriter{t},
+	rep, err := bootstrapping.Execute(ctx, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: study.All, Workers: 2, Progress: testbedtest.LogWriter{T: t},
 		Bootstrap: study.DefaultBootstrap(), Testbed: bed}, c)
 	if md, rerr := os.ReadFile(filepath.Join(dir, "report.md")); rerr == nil {
 		t.Log(string(md))
@@ -207,7 +187,7 @@ func labConfig(t *testing.T) lab.Config {
 func influxEpisodeRewards(ctx context.Context, t *testing.T, base, app string) []float64 {
 	t.Helper()
 	q := fmt.Sprintf(`SELECT "reward", "t", "done" FROM "steps" WHERE "app" = '%s'`, app)
-	body, err := get(ctx, base+"/query?db=aware&q="+url.QueryEscape(q))
+	body, err := testbedtest.Get(ctx, base+"/query?db=aware&q="+url.QueryEscape(q))
 	require.NoError(t, err)
 	var res struct {
 		Results []struct {
@@ -237,18 +217,4 @@ func influxEpisodeRewards(ctx context.Context, t *testing.T, base, app string) [
 		}
 	}
 	return out
-}
-
-func get(ctx context.Context, u string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }
