@@ -34,7 +34,7 @@ func TestStudyCommandRefusesBadInput(t *testing.T) {
 		{[]string{"study", "bootstrapping", "--testbed", filepath.Join(dir, "no-testbed"), "--out", dir, "--pool", "100"}, "no running local testbed in"},
 		{[]string{"study", "bootstrapping", "--testbed", dir, "--speedup", "15", "--out", dir}, "speed-up 15 is above 10"},
 		{[]string{"study", "bootstrapping", "--speedup", "10", "--out", dir}, "--speedup: only with --testbed or --testbed-up"},
-		{[]string{"study", "adaptation", "--testbed", dir, "--out", dir, "--pool", "100"}, "a testbed: taken by bootstrapping, none of the studies named (adaptation)"},
+		{[]string{"study", "adaptation", "--testbed", dir, "--out", dir, "--pool", "100"}, "a testbed: taken by serving, bootstrapping, none of the studies named (adaptation)"},
 		{[]string{"study", "bootstrapping", "--testbed", dir, "--shard", "1/2", "--out", dir}, "the testbed cells run all at once on one testbed"},
 		{[]string{"study", "bootstrapping", "--testbed", dir, "--arms", "PPO", "--out", dir, "--pool", "100"}, "the optional arms [PPO] do not run on the testbed"},
 		{[]string{"study", "merge", "bootstrapping", dir, "--speedup", "10", "--out", dir}, "--speedup: the testbed cells run unsharded"},

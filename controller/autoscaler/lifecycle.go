@@ -11,9 +11,13 @@ import (
 // ends, given the defaulted profile and the rewards of the most recent
 // complete episodes (oldest first; only the last thresholds.window count).
 // A window that is not yet full keeps the stage, except INITIALIZED, which
-// moves to OFFLINE (bootstrapping) or ONLINE at once.
+// moves at once to SERVING (a profile that starts serving), OFFLINE
+// (bootstrapping) or ONLINE.
 func NextStage(cur v1alpha1.AgentStage, p v1alpha1.AgentProfile, rewards []float64) v1alpha1.AgentStage {
 	if cur == "" || cur == v1alpha1.StageInitialized {
+		if p.StartServing {
+			return v1alpha1.StageServing
+		}
 		if p.Bootstraps() {
 			return v1alpha1.StageOffline
 		}
@@ -46,6 +50,7 @@ func NextStage(cur v1alpha1.AgentStage, p v1alpha1.AgentProfile, rewards []float
 const (
 	ReasonBootstrapping       = "Bootstrapping"       // INITIALIZED → OFFLINE
 	ReasonNoBootstrapping     = "NoBootstrapping"     // INITIALIZED → ONLINE
+	ReasonStartServing        = "StartServing"        // INITIALIZED → SERVING
 	ReasonRewardReachedOnline = "RewardReachedOnline" // OFFLINE → ONLINE
 	ReasonConverged           = "Converged"           // ONLINE → SERVING
 	ReasonRewardDropped       = "RewardDropped"       // SERVING → ONLINE: mean below the serving threshold
@@ -76,6 +81,8 @@ func Transition(cur, next v1alpha1.AgentStage, p v1alpha1.AgentProfile, rewards 
 		return ReasonNoBootstrapping, "no bootstrapping: the agent acts and trains online from the first step"
 	case next == v1alpha1.StageOnline && cur == v1alpha1.StageOffline:
 		return ReasonRewardReachedOnline, fmt.Sprintf("%s reached the online threshold %.4g: the agent acts and trains online", figures, t.Online)
+	case next == v1alpha1.StageServing && (cur == "" || cur == v1alpha1.StageInitialized):
+		return ReasonStartServing, fmt.Sprintf("the profile starts serving: the agent's policy acts frozen and trains again when the mean reward of the last %d episodes falls below %.4g or their std exceeds %.4g", t.Window, t.Serving, t.Variance)
 	case next == v1alpha1.StageServing:
 		return ReasonConverged, fmt.Sprintf("converged: %s, at least the serving threshold %.4g with std at most %.4g; the policy is frozen", figures, t.Serving, t.Variance)
 	case next == v1alpha1.StageOnline && cur == v1alpha1.StageServing && mean < t.Serving:

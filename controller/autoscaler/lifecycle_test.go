@@ -12,6 +12,8 @@ func TestNextStage(t *testing.T) {
 	p := v1alpha1.DefaultAgentProfile() // online 130, serving 100, variance 10, window 10
 	noBoot := p
 	noBoot.Bootstrap = ptr(false)
+	serve := noBoot
+	serve.StartServing = true
 	rep := func(v float64, n int) []float64 {
 		out := make([]float64, n)
 		for i := range out {
@@ -30,6 +32,9 @@ func TestNextStage(t *testing.T) {
 		{"initialized bootstraps", p, v1alpha1.StageInitialized, nil, v1alpha1.StageOffline},
 		{"empty stage bootstraps", p, "", nil, v1alpha1.StageOffline},
 		{"initialized without bootstrap", noBoot, v1alpha1.StageInitialized, nil, v1alpha1.StageOnline},
+		{"initialized, starts serving", serve, v1alpha1.StageInitialized, nil, v1alpha1.StageServing},
+		{"empty stage, starts serving", serve, "", nil, v1alpha1.StageServing},
+		{"started serving, degrades", serve, v1alpha1.StageServing, rep(99, 10), v1alpha1.StageOnline},
 		{"window not full", p, v1alpha1.StageOffline, rep(200, 9), v1alpha1.StageOffline},
 		{"offline below threshold", p, v1alpha1.StageOffline, rep(129, 10), v1alpha1.StageOffline},
 		{"offline to online", p, v1alpha1.StageOffline, rep(130, 10), v1alpha1.StageOnline},
@@ -70,6 +75,7 @@ func TestTransition(t *testing.T) {
 	}{
 		{v1alpha1.StageInitialized, v1alpha1.StageOffline, nil, ReasonBootstrapping, "online threshold 130"},
 		{"", v1alpha1.StageOnline, nil, ReasonNoBootstrapping, "from the first step"},
+		{v1alpha1.StageInitialized, v1alpha1.StageServing, nil, ReasonStartServing, "falls below 100 or their std exceeds 10"},
 		{v1alpha1.StageOffline, v1alpha1.StageOnline, rep(130, 10), ReasonRewardReachedOnline, "mean reward 130 (std 0) over the last 10 episodes reached the online threshold 130"},
 		{v1alpha1.StageOnline, v1alpha1.StageServing, append(rep(0, 5), rep(100, 10)...), ReasonConverged, "mean reward 100 (std 0) over the last 10 episodes"},
 		{v1alpha1.StageServing, v1alpha1.StageOnline, rep(99, 10), ReasonRewardDropped, "fell below the serving threshold 100"},

@@ -5,8 +5,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/aware-autoscaler/aware/controller/agents"
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/generator"
+	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/workloads/sim"
 )
 
@@ -34,9 +37,24 @@ type Cell struct {
 	// Episodes are the complete episodes the cell runs.
 	Episodes int
 	// Scenario, when set, is injected into the twin's application once
-	// the cell has InjectAfter complete episodes.
+	// the cell has InjectAfter complete episodes (as soon as the record
+	// that completes the last of them is stored: within half a step).
 	Scenario    sim.Scenario
 	InjectAfter int
+	// Policy, when set, is the agent the cell's agent starts from: it is
+	// written into the agent runner's policies folder for the run (and
+	// removed after) and named by the MPA's initial-policy annotation
+	// (controller/agents.AnnotationInitialPolicy).
+	Policy *Policy
+}
+
+// Policy is an initial policy: a trained agent of the runner's kind
+// (agents.KindDDPG or agents.KindBCQ) and the action mapping it acted
+// through, which must be the runner's.
+type Policy struct {
+	Agent   agent.Agent
+	Kind    string
+	Mapping gym.Mapping
 }
 
 // AgentName is the agent runner's recommender name on the testbed.
@@ -50,6 +68,12 @@ func (c Cell) validate() error {
 	if c.Episodes < 1 {
 		return fmt.Errorf("testbedrun: cell %s: %d episodes", c.Name, c.Episodes)
 	}
+	if c.Policy != nil && (c.Policy.Agent == nil || c.Recommender != AgentName) {
+		return fmt.Errorf("testbedrun: cell %s: an initial policy needs an agent and the agent runner as the recommender", c.Name)
+	}
+	if c.Scenario != 0 && (c.InjectAfter < 0 || c.InjectAfter >= c.Episodes) {
+		return fmt.Errorf("testbedrun: cell %s: scenario after %d episodes: want one of its %d episodes to follow it", c.Name, c.InjectAfter, c.Episodes)
+	}
 	if c.Sim.Name != c.App.Name() {
 		return fmt.Errorf("testbedrun: cell %s: simulator app %q is not the application %q", c.Name, c.Sim.Name, c.App.Name())
 	}
@@ -57,8 +81,9 @@ func (c Cell) validate() error {
 }
 
 // objects are the cell's objects in namespace ns: the generator's, named
-// after the cell, the MPA's agent profile adjusted.
-func (c Cell) objects(ns string) (generator.Objects, generator.App, error) {
+// after the cell, the MPA's agent profile adjusted, and its initial
+// policy, if any, named policy.
+func (c Cell) objects(ns, policy string) (generator.Objects, generator.App, error) {
 	a := c.App
 	a.Spec.Name = c.Name
 	if c.CPUTarget > 0 {
@@ -70,6 +95,12 @@ func (c Cell) objects(ns string) (generator.Objects, generator.App, error) {
 	}
 	if c.Profile != nil {
 		c.Profile(objs.MPA.Spec.Agent)
+	}
+	if policy != "" {
+		if objs.MPA.Annotations == nil {
+			objs.MPA.Annotations = map[string]string{}
+		}
+		objs.MPA.Annotations[agents.AnnotationInitialPolicy] = policy
 	}
 	return objs, a, nil
 }

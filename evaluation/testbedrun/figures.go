@@ -139,6 +139,23 @@ func Episodes(trajs []trajectory.Trajectory, episodeLength, n int) ([]train.Epis
 	return out, nil
 }
 
+// injectedAt is the first of a cell's records (trajs, its first episode
+// first) whose step ended after at: where a scenario injected at at hit
+// (nil when no record is after it).
+func injectedAt(trajs []trajectory.Trajectory, at time.Time) *Point {
+	steps := flatten(trajs)
+	if len(steps) == 0 {
+		return nil
+	}
+	first := steps[0].Episode
+	for _, s := range steps {
+		if s.Time.After(at) {
+			return &Point{Episode: int(s.Episode - first), Step: s.T}
+		}
+	}
+	return nil
+}
+
 // flatten is every record of trajs in (episode, step) order.
 func flatten(trajs []trajectory.Trajectory) []trajectory.Step {
 	var steps []trajectory.Step

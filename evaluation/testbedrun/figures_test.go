@@ -164,3 +164,24 @@ func TestClock(t *testing.T) {
 	assert.ErrorContains(t, Clock{Step: 30 * time.Second, Speedup: 2.5}.Validate(), "--time-scale 2.5")
 	assert.ErrorContains(t, Clock{Step: 30 * time.Second, Speedup: 15}.Validate(), "skipped rounds")
 }
+
+func TestInjectedAt(t *testing.T) {
+	trajs := records(3, 4, time.Second, nil) // record k ended at t0 + k s
+	tests := []struct {
+		name string
+		at   time.Time
+		want *Point
+	}{
+		{"before the first record", t0.Add(-time.Second), &Point{0, 0}},
+		{"as the first episode ends", t0.Add(3*time.Second + time.Millisecond), &Point{1, 0}},
+		{"mid-episode", t0.Add(5*time.Second + 500*time.Millisecond), &Point{1, 2}},
+		{"at a record's end: the next one", t0.Add(6 * time.Second), &Point{1, 3}},
+		{"after the last record", t0.Add(time.Minute), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, injectedAt(trajs, tt.at))
+		})
+	}
+	assert.Nil(t, injectedAt(nil, t0))
+}

@@ -23,12 +23,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/aware-autoscaler/aware/controller/agents"
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/trajectory"
 	"github.com/aware-autoscaler/aware/evaluation/train"
+	"github.com/aware-autoscaler/aware/gym"
 	"github.com/aware-autoscaler/aware/testbed/local"
 	"github.com/aware-autoscaler/aware/workloads/calibration"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -57,6 +59,16 @@ type Result struct {
 	// action. Zero for a cell without an agent or a checkpoint.
 	AgentSteps  int `json:"agentSteps,omitempty"`
 	AgentRounds int `json:"agentRounds,omitempty"`
+	// Injected is where the cell's scenario hit: the first record whose
+	// step ended after the injection (nil without a scenario).
+	Injected *Point `json:"injected,omitempty"`
+}
+
+// Point is a step of a cell's records: its episode, counted from the
+// cell's first, and its step in the episode, both from 0.
+type Point struct {
+	Episode int `json:"episode"`
+	Step    int `json:"step"`
 }
 
 // Options of a run.
@@ -105,17 +117,23 @@ func Run(ctx context.Context, b *Bed, clock Clock, cells []Cell, o Options) ([]R
 	if o.Prefix == "" {
 		return nil, errors.New("testbedrun: no namespace prefix")
 	}
+	id := strconv.FormatInt(time.Now().UnixNano()/int64(time.Millisecond), 36)
 	seen := map[string]bool{}
 	for _, c := range cells {
 		if err := c.validate(); err != nil {
 			return nil, err
+		}
+		if c.Policy != nil {
+			if errs := validation.IsDNS1123Label(c.Name + "-" + id); len(errs) > 0 {
+				return nil, fmt.Errorf("testbedrun: cell %s: its initial policy's name %s-%s: %s", c.Name, c.Name, id, strings.Join(errs, "; "))
+			}
 		}
 		if seen[c.Name] {
 			return nil, fmt.Errorf("testbedrun: two cells named %s", c.Name)
 		}
 		seen[c.Name] = true
 	}
-	r := &run{b: b, clock: clock, cells: cells, o: o, ns: o.Prefix + "-" + strconv.FormatInt(time.Now().UnixNano()/int64(time.Millisecond), 36)}
+	r := &run{b: b, clock: clock, cells: cells, o: o, id: id, ns: o.Prefix + "-" + id}
 	defer r.cleanup()
 	phases := []struct {
 		name string
@@ -139,8 +157,13 @@ type run struct {
 	cells []Cell
 	o     Options
 	ns    string
+	id    string // the run's: its namespace's suffix, its policies'
+	// policies are the folders of the cells' initial policies.
+	policies []string
 
 	started  time.Time
+	injected map[string]time.Time
+	loaded   map[string]bool // cells whose initial policy the runner has loaded
 	done     map[string]time.Duration
 	store    *trajectory.InfluxStore
 	spool    string
@@ -231,13 +254,29 @@ func (r *run) scraped(ctx context.Context, query string, within time.Duration) e
 }
 
 func (r *run) deploy(ctx context.Context) error {
+	// Every record of the run's new namespace counts: its first episodes
+	// begin with the first rounds, while later cells are still created.
+	r.started = time.Now()
+	// The initial policies go after the namespace (stops run in reverse):
+	// no agent of the run is looking for its policy any more.
+	r.stops = append(r.stops, func() error {
+		var errs []error
+		for _, d := range r.policies {
+			errs = append(errs, os.RemoveAll(d))
+		}
+		return errors.Join(errs...)
+	})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns, Labels: map[string]string{"app.kubernetes.io/part-of": "aware-study"}}}
 	if err := r.b.ctl.Create(ctx, ns); err != nil {
 		return fmt.Errorf("namespace %s: %w", r.ns, err)
 	}
 	r.stops = append(r.stops, func() error { return r.deleteNamespace(context.Background()) })
 	for _, c := range r.cells {
-		objs, _, err := c.objects(r.ns)
+		policy, err := r.writePolicy(c)
+		if err != nil {
+			return err
+		}
+		objs, _, err := c.objects(r.ns, policy)
 		if err != nil {
 			return err
 		}
@@ -247,8 +286,29 @@ func (r *run) deploy(ctx context.Context) error {
 			}
 		}
 	}
-	r.started = time.Now()
 	return nil
+}
+
+// writePolicy writes the cell's initial policy, if any, into the agent
+// runner's policies folder under a name of the run's own (removed after
+// the run) and returns the name.
+func (r *run) writePolicy(c Cell) (string, error) {
+	if c.Policy == nil {
+		return "", nil
+	}
+	if r.b.Endpoints.Policies == "" {
+		return "", fmt.Errorf("cell %s: the testbed's agent runner has no policies folder (its endpoints name none): bring the testbed up again", c.Name)
+	}
+	name := c.Name + "-" + r.id
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return "", fmt.Errorf("cell %s: initial policy %q: %s", c.Name, name, strings.Join(errs, "; "))
+	}
+	dir := filepath.Join(r.b.Endpoints.Policies, name)
+	r.policies = append(r.policies, dir)
+	if err := agents.WritePolicy(dir, c.Policy.Agent, c.Policy.Kind, gym.StateDim, c.Policy.Mapping); err != nil {
+		return "", fmt.Errorf("cell %s: %w", c.Name, err)
+	}
+	return name, nil
 }
 
 // deleteNamespace deletes the run's namespace and waits until it is gone
@@ -290,32 +350,48 @@ func (r *run) wait(ctx context.Context) error {
 	expected := time.Duration(longest) * r.clock.Wall()
 	deadline := time.Now().Add(2*expected + 3*time.Minute)
 	r.done = map[string]time.Duration{}
-	injected := map[string]bool{}
+	r.injected = map[string]time.Time{}
+	r.loaded = map[string]bool{}
+	// A cell whose scenario is due is read every half step (polled), so
+	// that its scenario hits as the episode it follows ends; the others
+	// every Poll.
+	fast := r.clock.Wall() / 2
+	progress := make([]string, len(r.cells))
+	var polled time.Time
 	for {
-		progress := make([]string, 0, len(r.cells))
-		for _, c := range r.cells {
-			eps, err := r.store.RecentEpisodes(ctx, r.app(c), c.Episodes+1)
+		full := time.Since(polled) >= r.o.Poll
+		if full {
+			polled = time.Now()
+		}
+		pending := false
+		for i, c := range r.cells {
+			due := c.Scenario != 0 && r.injected[c.Name].IsZero()
+			if !full && !due {
+				continue
+			}
+			n, err := r.complete(ctx, c)
 			if err != nil {
 				return err
 			}
-			n := 0
-			for _, e := range eps {
-				if !e.Start.Before(r.started) {
-					n++
+			if n >= 1 && !r.loaded[c.Name] {
+				if err := r.policyLoaded(c); err != nil {
+					return err
 				}
+				r.loaded[c.Name] = true
 			}
-			if c.Scenario != 0 && !injected[c.Name] && n >= c.InjectAfter {
+			if due && n >= c.InjectAfter {
 				if err := r.tw.Inject(c.Name, c.Scenario); err != nil {
 					return err
 				}
-				injected[c.Name] = true
+				r.injected[c.Name], due = time.Now(), false
 			}
+			pending = pending || due
 			if _, ok := r.done[c.Name]; !ok && n >= c.Episodes {
 				r.done[c.Name] = time.Since(r.started)
 			}
-			progress = append(progress, fmt.Sprintf("%s %d/%d", c.Name, min(n, c.Episodes), c.Episodes))
+			progress[i] = fmt.Sprintf("%s %d/%d", c.Name, min(n, c.Episodes), c.Episodes)
 		}
-		if r.o.Progress != nil {
+		if full && r.o.Progress != nil {
 			fmt.Fprintf(r.o.Progress, "testbed %s: %s after %s (expected %s)\n", r.ns, summary(progress, len(r.done), len(r.cells)), time.Since(r.started).Round(time.Second), expected.Round(time.Second))
 		}
 		if len(r.done) == len(r.cells) {
@@ -330,9 +406,34 @@ func (r *run) wait(ctx context.Context) error {
 		case err := <-r.twinDone:
 			r.twinDone <- err
 			return fmt.Errorf("the twin stopped: %v", err)
-		case <-time.After(r.o.Poll):
+		case <-time.After(next(pending, fast, r.o.Poll-time.Since(polled))):
 		}
 	}
+}
+
+// next is the wait before the next poll: half a step while a scenario is
+// due, else until the next full poll.
+func next(pending bool, fast, full time.Duration) time.Duration {
+	if pending {
+		return max(min(fast, full), time.Millisecond)
+	}
+	return max(full, time.Millisecond)
+}
+
+// complete is the number of the cell's complete episodes that began after
+// the cells were deployed.
+func (r *run) complete(ctx context.Context, c Cell) (int, error) {
+	eps, err := r.store.RecentEpisodes(ctx, r.app(c), c.Episodes+1)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range eps {
+		if !e.Start.Before(r.started) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func summary(progress []string, done, n int) string {
@@ -387,6 +488,9 @@ func (r *run) read(ctx context.Context) ([]Result, error) {
 		h.StaleActions, h.AwaitingFirst, h.ActionHeld = held[[2]string{c.Name, "stale"}], held[[2]string{c.Name, "first"}], held[[2]string{c.Name, "applied"}]
 		res := Result{Cell: c.Name, Episodes: eps, Stages: Stages(kept, events[c.Name]), Health: h,
 			Source: fmt.Sprintf("%s, database aware, series app=%s", r.b.Endpoints.InfluxDB, r.app(c)), Seconds: r.done[c.Name].Seconds()}
+		if at, ok := r.injected[c.Name]; ok {
+			res.Injected = injectedAt(kept, at)
+		}
 		if c.Recommender == AgentName {
 			if res.AgentSteps, res.AgentRounds, err = r.agentSteps(c, trajs); err != nil {
 				return nil, fmt.Errorf("cell %s: %w", c.Name, err)
@@ -404,21 +508,9 @@ func (r *run) read(ctx context.Context) ([]Result, error) {
 // beside which it may keep folders it set aside (unreadable or replaced
 // checkpoints): only the one whose state names the MPA counts.
 func (r *run) agentSteps(c Cell, trajs []trajectory.Trajectory) (steps, rounds int, err error) {
-	dir := r.b.Endpoints.Checkpoints
-	if dir == "" {
-		return 0, 0, nil
-	}
-	found, err := filepath.Glob(filepath.Join(dir, r.ns, c.Name+"-*", "state.json"))
-	if err != nil {
+	st, n, found, err := r.checkpoint(c)
+	if err != nil || n == 0 {
 		return 0, 0, err
-	}
-	var st agents.State
-	n := 0
-	for _, f := range found {
-		s, err := agents.ReadState(filepath.Dir(f))
-		if err == nil && s.MPA == r.ns+"/"+c.Name && filepath.Base(filepath.Dir(f)) == c.Name+"-"+s.UID {
-			st, n = s, n+1
-		}
 	}
 	if n != 1 || st.Steps == 0 {
 		if n > 1 {
@@ -434,6 +526,45 @@ func (r *run) agentSteps(c Cell, trajs []trajectory.Trajectory) (steps, rounds i
 		}
 	}
 	return st.Steps, rounds, nil
+}
+
+// checkpoint is the agent runner's checkpointed state of the cell's agent
+// and how many of its checkpoint folders name the MPA (found: every
+// state.json of the cell's name); 0 when the testbed names no checkpoint
+// folder or the runner has checkpointed no agent of the MPA.
+func (r *run) checkpoint(c Cell) (st agents.State, n int, found []string, err error) {
+	dir := r.b.Endpoints.Checkpoints
+	if dir == "" {
+		return st, 0, nil, nil
+	}
+	found, err = filepath.Glob(filepath.Join(dir, r.ns, c.Name+"-*", "state.json"))
+	if err != nil {
+		return st, 0, nil, err
+	}
+	for _, f := range found {
+		s, err := agents.ReadState(filepath.Dir(f))
+		if err == nil && s.MPA == r.ns+"/"+c.Name && filepath.Base(filepath.Dir(f)) == c.Name+"-"+s.UID {
+			st, n = s, n+1
+		}
+	}
+	return st, n, found, nil
+}
+
+// policyLoaded is an error when a cell with an initial policy has a
+// complete episode and the agent runner still has no checkpoint of its
+// agent: the runner checkpoints an agent as soon as it loads its initial
+// policy, and one it cannot use leaves the MPA without an agent (HPA+VPA
+// acts), whose figures must not pass for the agent's.
+func (r *run) policyLoaded(c Cell) error {
+	if c.Policy == nil || r.b.Endpoints.Checkpoints == "" {
+		return nil
+	}
+	_, n, _, err := r.checkpoint(c)
+	if err != nil || n > 0 {
+		return err
+	}
+	return fmt.Errorf("cell %s: the agent runner has not started its agent from the initial policy %s after a whole episode (no checkpoint of it in %s): the runner withholds the recommendation of an MPA whose initial policy it cannot use, and HPA+VPA acts (its Warning Events, reason %s, say why)",
+		c.Name, c.Name+"-"+r.id, filepath.Join(r.b.Endpoints.Checkpoints, r.ns), agents.ReasonInitialPolicyUnreadable)
 }
 
 // stageEvents are the controller's StageChanged Events per MPA, in time

@@ -86,6 +86,14 @@ func TestAPIServerAcceptsEveryObject(t *testing.T) {
 	err = c.Create(ctx, mpa, client.DryRunAll)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "minReplicas must not exceed maxReplicas")
+	serving := mpa.DeepCopy()
+	require.NoError(t, unstructured.SetNestedField(serving.Object, true, "spec", "agent", "startServing"))
+	unstructured.RemoveNestedField(serving.Object, "spec", "agent", "bootstrap")
+	err = c.Create(ctx, serving, client.DryRunAll)
+	require.Error(t, err, "an agent that starts serving and bootstraps")
+	assert.Contains(t, err.Error(), "startServing needs bootstrap: false")
+	require.NoError(t, unstructured.SetNestedField(serving.Object, false, "spec", "agent", "bootstrap"))
+	require.NoError(t, c.Create(ctx, serving, client.DryRunAll), "an agent that starts serving without bootstrapping")
 
 	t.Run("study job", func(t *testing.T) { acceptsStudyJob(ctx, t, c, o) })
 }

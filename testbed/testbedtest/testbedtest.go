@@ -1,14 +1,21 @@
 // Package testbedtest holds what the tests that stand up a testbed share:
 // a local testbed's driver (skipping a test whose machine lacks what it
-// needs), a writer into the test's log and a plain HTTP GET.
+// needs), a writer into the test's log, a plain HTTP GET, and readers of
+// the controller's stage-transition counter and of an MPA's episode
+// rewards in the testbed's InfluxDB that use none of the studies' code.
 package testbedtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,4 +67,70 @@ func Get(ctx context.Context, u string) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+var transitionsRE = regexp.MustCompile(`(?m)^aware_controller_stage_transitions_total\{from="([^"]*)",to="([^"]*)"\} (\S+)$`)
+
+// Transitions are the controller's stage changes so far (its
+// aware_controller_stage_transitions_total at controller, its metrics
+// URL), by "from→to".
+func Transitions(ctx context.Context, t *testing.T, controller string) map[string]float64 {
+	t.Helper()
+	body, err := Get(ctx, controller)
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, m := range transitionsRE.FindAllStringSubmatch(body, -1) {
+		v, err := strconv.ParseFloat(m[3], 64)
+		require.NoError(t, err)
+		out[m[1]+"→"+m[2]] = v
+	}
+	return out
+}
+
+// Since are the counts of now that moved from before.
+func Since(before, now map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range now {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// EpisodeRewards reads app's steps from the InfluxDB at base (database
+// aware) with InfluxQL and sums each complete episode's rewards, in
+// episode order.
+func EpisodeRewards(ctx context.Context, t *testing.T, base, app string) []float64 {
+	t.Helper()
+	q := fmt.Sprintf(`SELECT "reward", "t", "done" FROM "steps" WHERE "app" = '%s'`, app)
+	body, err := Get(ctx, base+"/query?db=aware&q="+url.QueryEscape(q))
+	require.NoError(t, err)
+	var res struct {
+		Results []struct {
+			Series []struct {
+				Columns []string `json:"columns"`
+				Values  [][]any  `json:"values"`
+			} `json:"series"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &res), body)
+	var out []float64
+	sum := 0.0
+	for _, r := range res.Results {
+		for _, s := range r.Series {
+			col := map[string]int{}
+			for i, c := range s.Columns {
+				col[c] = i
+			}
+			for _, v := range s.Values {
+				sum += v[col["reward"]].(float64)
+				if done, _ := v[col["done"]].(bool); done {
+					out = append(out, sum)
+					sum = 0
+				}
+			}
+		}
+	}
+	return out
 }

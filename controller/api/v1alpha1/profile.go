@@ -28,6 +28,8 @@ const (
 // profile P), the MPA's spec.agent. Zero fields take their defaults in
 // Default; the CRD validates ranges, and Validate checks the defaulted
 // profile as a whole.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.startServing) || !self.startServing || (has(self.bootstrap) && !self.bootstrap)",message="startServing needs bootstrap: false (an agent that starts SERVING does not bootstrap)"
 type AgentProfile struct {
 	// Targets are the utilisation targets (usage / limit) of the fallback
 	// controller and of the MPA's default recommender.
@@ -50,6 +52,15 @@ type AgentProfile struct {
 	// trains offline; unset means true.
 	// +optional
 	Bootstrap *bool `json:"bootstrap,omitempty"`
+	// StartServing starts the agent in SERVING when its lifecycle begins:
+	// its policy acts frozen from the first step and trains again only
+	// when its reward drops below thresholds.serving or varies above
+	// thresholds.variance (SERVING → ONLINE). For a policy trained
+	// elsewhere, which the agent runner loads when the MPA names it
+	// (annotation agents.aware.dev/initial-policy); without one the agent
+	// is a fresh one, frozen. Needs bootstrap: false.
+	// +optional
+	StartServing bool `json:"startServing,omitempty"`
 	// EpisodeLength is the number of RL steps per episode; default 100.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
@@ -283,6 +294,9 @@ func (p AgentProfile) Validate() error {
 	}
 	if p.Thresholds.Window < 1 {
 		errs = append(errs, fmt.Errorf("thresholds.window: %d must be positive", p.Thresholds.Window))
+	}
+	if p.StartServing && p.Bootstraps() {
+		errs = append(errs, errors.New("startServing: an agent that starts SERVING does not bootstrap; set bootstrap: false"))
 	}
 	if r := p.Actions.MaxReplicaChange; r != nil && *r < 1 {
 		errs = append(errs, fmt.Errorf("actions.maxReplicaChange: %d must be positive", *r))

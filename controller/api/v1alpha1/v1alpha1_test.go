@@ -159,6 +159,8 @@ func TestAgentProfileValidate(t *testing.T) {
 		}, []string{"actions.maxReplicaChange: 0", "actions.maxCPUChange: -1m must be positive", "actions.maxMemoryChange: 0 must be positive"}},
 		{"resize threshold", func(p *AgentProfile) { p.Actions.MinResizePercent = ptr(int32(101)) }, []string{"actions.minResizePercent: 101 is not in [0, 100]"}},
 		{"resize every change", func(p *AgentProfile) { p.Actions.MinResizePercent = ptr(int32(0)) }, nil},
+		{"starts serving", func(p *AgentProfile) { p.StartServing, p.Bootstrap = true, ptr(false) }, nil},
+		{"starts serving and bootstraps", func(p *AgentProfile) { p.StartServing = true }, []string{"startServing: an agent that starts SERVING does not bootstrap"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -298,8 +298,16 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c}
 	var tb map[[2]string]testbedrun.Result
 	if c.Testbed != nil && !o.RenderOnly {
-		// The testbed first, alone on the machine: its rounds are timed.
-		if tb, err = r.runTestbed(ctx, o, apps); err != nil {
+		// The testbed first, alone on the machine: its rounds are timed
+		// (unless the suite ran this study's part with others' already).
+		part, err := r.testbedPart(ctx, o, apps)
+		if err != nil {
+			return study.Report{}, err
+		}
+		if err := lab.RunTestbed(ctx, o, part); err != nil {
+			return study.Report{}, err
+		}
+		if tb, err = r.testbedResults(o.Dir, apps); err != nil {
 			return study.Report{}, err
 		}
 	}
@@ -309,7 +317,7 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 			return rep, err
 		}
 		if tb == nil {
-			if tb, err = r.runTestbed(ctx, lab.Run{Dir: dir}, apps); err != nil {
+			if tb, err = r.testbedResults(dir, apps); err != nil {
 				return rep, err
 			}
 		}

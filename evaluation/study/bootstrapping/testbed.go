@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/evaluation/study"
@@ -35,13 +34,16 @@ type Testbed struct {
 var TestbedArms = []string{AWARE, NoBoot, Rule}
 
 // OnTestbed is the study's size on the testbed: short episodes so that a
-// quick run fits 20 minutes of wall time on 2 cores (6 applications × 3
-// arms at once, 30 episodes of 10 steps of 30 s: 15 minutes at 10×, 10
-// at 15×), 10 recorded; the simulator half trains BCQ as many updates as the agent
-// runner does on the testbed (2 per record), and the converged policies
-// as in Quick. Full is 20 applications, 60 episodes, 20 recorded.
+// quick run fits 20 minutes of wall time on 2 cores beside the serving
+// study's cells (3 applications × 3 arms, 30 episodes of 10 steps of 30
+// s: 15 minutes at 10×; with serving's 6, 15 MPAs at once: the 2-core
+// machine missed 2.4 % of the rounds of 30 MPAs at 10× and 0.65 % of 18
+// MPAs' with serving's, docs/studies.md), 10 recorded; the simulator half
+// trains BCQ as many updates as the agent runner does on the testbed (2
+// per record), and the converged policies as in Quick. Full is 20
+// applications, 60 episodes, 20 recorded.
 func OnTestbed(full bool) Config {
-	c := Config{Apps: 6, Episodes: 30, Records: 10, EpisodeSteps: 10, Converged: 300, Seed: 1}
+	c := Config{Apps: 3, Episodes: 30, Records: 10, EpisodeSteps: 10, Converged: 300, Seed: 1}
 	if full {
 		c = Config{Apps: 20, Episodes: 60, Records: 20, EpisodeSteps: 10, Converged: 600, Seed: 1}
 	}
@@ -55,15 +57,16 @@ func OnTestbed(full bool) Config {
 const RunnerOfflineUpdates = 2
 
 // TestbedFile holds the testbed cells' results in the study's folder.
-const TestbedFile = "testbed.json"
+const TestbedFile = lab.TestbedFile
 
-// testbedRecord is TestbedFile: the configuration the cells ran with and
-// their results, so that a resumed run reuses them and a changed one
-// refuses them.
-type testbedRecord struct {
-	Config  Config              `json:"config"`
-	Apps    []string            `json:"apps"`
-	Results []testbedrun.Result `json:"results"`
+// TestbedWall is the wall time of the study's testbed cells: their
+// episodes, and one more for the first stage's, at the clock's step (0
+// without a testbed).
+func (c Config) TestbedWall() time.Duration {
+	if c.Testbed == nil {
+		return 0
+	}
+	return time.Duration((c.Episodes+1)*c.EpisodeSteps) * c.Testbed.Clock.Wall()
 }
 
 // cellName is a testbed cell's objects' name.
@@ -72,57 +75,44 @@ func cellName(app, arm string) string {
 	return app + "-" + short
 }
 
-// runTestbed runs the testbed's cells (or reads them from dir if this
-// configuration ran them already) and returns them by (app, arm).
-func (r *Runner) runTestbed(ctx context.Context, o lab.Run, apps []string) (map[[2]string]testbedrun.Result, error) {
+// TestbedPart is the study's share of a testbed run: its cells, unless
+// o.Dir keeps their results (lab.PlanTestbed).
+func TestbedPart(ctx context.Context, o lab.Run, c Config) (lab.TestbedPart, error) {
+	if err := c.Validate(); err != nil {
+		return lab.TestbedPart{}, err
+	}
+	if c.Testbed == nil {
+		return lab.TestbedPart{}, fmt.Errorf("bootstrapping: not sized for the testbed (OnTestbed)")
+	}
+	apps, err := c.Draw(o.Lab)
+	if err != nil {
+		return lab.TestbedPart{}, err
+	}
+	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c}
+	return r.testbedPart(ctx, o, apps)
+}
+
+func (r *Runner) testbedPart(ctx context.Context, o lab.Run, apps []string) (lab.TestbedPart, error) {
 	c := r.Config
-	path := filepath.Join(o.Dir, TestbedFile)
-	var rec testbedRecord
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("bootstrapping: %s: %w", path, err)
-		}
-		if !reflect.DeepEqual(rec.Config, c) || !slices.Equal(rec.Apps, apps) {
-			return nil, fmt.Errorf("bootstrapping: %s holds testbed cells of another configuration; use another --out", path)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		if o.Testbed == nil {
-			return nil, fmt.Errorf("bootstrapping: the study's testbed cells need a testbed (--testbed DIR or --testbed-up)")
-		}
-		cells, err := r.testbedCells(ctx, apps)
-		if err != nil {
-			return nil, err
-		}
-		res, err := testbedrun.Run(ctx, o.Testbed, c.Testbed.Clock, cells, testbedrun.Options{Prefix: "aware-study-" + Name,
-			Seed: c.Seed, Progress: o.Progress})
-		if err != nil {
-			return nil, err
-		}
-		rec = testbedRecord{Config: c, Apps: apps, Results: res}
-		b, err := json.MarshalIndent(rec, "", " ")
-		if err != nil {
-			return nil, fmt.Errorf("bootstrapping: %w", err)
-		}
-		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("bootstrapping: %w", err)
-		}
-		if err := atomicfile.Write(path, b, 0o644); err != nil {
-			return nil, fmt.Errorf("bootstrapping: %w", err)
-		}
-	default:
-		return nil, fmt.Errorf("bootstrapping: %w", err)
+	return lab.PlanTestbed(o, Name, c, apps, c.Seed, c.Testbed.Clock, func() ([]testbedrun.Cell, error) { return r.testbedCells(ctx, apps) })
+}
+
+// testbedResults are the testbed cells' results kept in dir, by (app, arm).
+func (r *Runner) testbedResults(dir string, apps []string) (map[[2]string]testbedrun.Result, error) {
+	c := r.Config
+	kept, err := lab.TestbedResults(dir, Name, c, apps)
+	if err != nil {
+		return nil, err
 	}
 	out := map[[2]string]testbedrun.Result{}
 	for _, a := range apps {
 		for _, arm := range c.Testbed.Arms {
 			name := cellName(a, arm)
-			i := slices.IndexFunc(rec.Results, func(r testbedrun.Result) bool { return r.Cell == name })
-			if i < 0 {
-				return nil, fmt.Errorf("bootstrapping: %s: no result of cell %s", path, name)
+			res, ok := kept[name]
+			if !ok {
+				return nil, fmt.Errorf("bootstrapping: %s: no result of cell %s", filepath.Join(dir, TestbedFile), name)
 			}
-			out[[2]string{a, arm}] = rec.Results[i]
+			out[[2]string{a, arm}] = res
 		}
 	}
 	return out, nil
@@ -194,31 +184,13 @@ func (r *Runner) testbedCells(ctx context.Context, apps []string) ([]testbedrun.
 
 func ptr[T any](v T) *T { return &v }
 
-// cadence is how many controller steps an agent arm's action stayed in
-// force on the testbed: its cells' rounds in an acting stage over the
-// agent runner's acting steps in them (testbedrun.Result.AgentRounds, less
-// the rounds awaiting the agent's first action, and AgentSteps, to the
-// runner's last checkpoint of each agent); 0 when the
-// runner checkpointed none of their acting steps (runs whose acting stage
-// is shorter than one of the runner's episodes).
+// cadence is the arm's lab.Cadence over its cells on the testbed.
 func cadence(arm string, apps []string, tb map[[2]string]testbedrun.Result) float64 {
-	var rounds, steps int
-	for _, a := range apps {
-		res := tb[[2]string{a, arm}]
-		if res.AgentSteps > 0 {
-			// Not the rounds before the runner's first action of a stage:
-			// its reaction to the stage change, which the simulator's
-			// cadence does not model (counted over the whole run, where
-			// the rounds are those to the checkpoint: at least a round per
-			// step is left).
-			rounds += max(res.AgentRounds-res.Health.AwaitingFirst, res.AgentSteps)
-			steps += res.AgentSteps
-		}
+	res := make([]testbedrun.Result, len(apps))
+	for i, a := range apps {
+		res[i] = tb[[2]string{a, arm}]
 	}
-	if steps <= 0 {
-		return 0
-	}
-	return float64(rounds) / float64(steps)
+	return lab.Cadence(res)
 }
 
 // Cadence is the simulator's run of the testbed's agent arms as the
@@ -328,25 +300,13 @@ func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string
 	}
 	arms := c.Testbed.Arms
 	var meansErr error
+	cell := func(app, arm string) testbedrun.Result { return tb[[2]string{app, arm}] }
 	tbMeans := func(acting bool) lab.Values {
-		return func(arm string, f lab.Figure) []float64 {
-			out := make([]float64, len(apps))
-			for i, a := range apps {
-				var cv lab.Curve
-				cv.Add(tb[[2]string{a, arm}].Episodes...)
-				from := 0
-				if acting {
-					from = c.Records
-				}
-				m, err := cv.Means(from, c.Episodes)
-				if err != nil {
-					meansErr = errors.Join(meansErr, fmt.Errorf("bootstrapping: testbed cell %s: %w", cellName(a, arm), err))
-					return nil
-				}
-				out[i] = f.Of(m)
-			}
-			return out
+		from := 0
+		if acting {
+			from = c.Records
 		}
+		return lab.TestbedValues(apps, cell, from, c.Episodes, &meansErr)
 	}
 	clock := c.Testbed.Clock
 	rep.Paragraphs = append(rep.Paragraphs, fmt.Sprintf("Where each cell ran: the arms %s ran twice, on the simulator and on the testbed, where each (application, arm) was an MPA of its own on the local testbed's control plane, stepped by the MPA controller, its agent hosted by the agent runner, its metrics read through Prometheus from a digital twin of the application playing the same load shape, its steps recorded in the testbed's InfluxDB, from which every testbed figure below is read; the stage changes are the controller's own (its StageChanged Events). Clock: %s. Episodes of %d steps on both.",
@@ -386,52 +346,31 @@ func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string
 	case len(cad.Unmeasured) > 0:
 		rep.Paragraphs = append(rep.Paragraphs, fmt.Sprintf("The agent's cadence on the testbed was not measured for %s: none of their agents has a checkpoint of the agent runner with an acting step (an acting stage shorter than one of the runner's episodes, or a testbed without the runner's checkpoint folder in its endpoints).", strings.Join(cad.Unmeasured, ", ")))
 	}
-	life := study.Table{Title: "Lifecycle on the testbed (the controller's StageChanged Events)", Columns: []string{"cell", "stages (episode: from → to, reason)", "simulator"}}
-	health := study.Table{Title: "How completely the system ran the testbed cells (from their records in InfluxDB and the controller's counters)", Columns: []string{"cell", "records", "rounds missed", "steps lost", "stale actions", "rounds awaiting the agent's first action", "rounds an applied action stayed in force"},
-		Notes: []string{"Rounds missed: gaps of more than one controller step between a cell's consecutive records. Steps lost: holes in an episode's step numbers and steps missing from an incomplete episode. Stale actions: rounds the controller held because the agent's last recommendation was too old (aware_controller_stale_recommendation_steps_total{cause=\"stale\"}). These three must be 0.",
-			"Rounds awaiting the agent's first action: rounds the controller held after the agent entered an acting stage (ONLINE at the first step, or at the hand-over) until the agent runner's first recommendation of that stage ({cause=\"first\"}): the runner's reaction time to a stage change, which the simulator has not (docs/studies.md, Studies on the testbed).",
-			"Rounds an applied action stayed in force: rounds the controller kept the agent's applied action while the agent waited for its actuation and a whole step after it ({cause=\"applied\"}): on the cluster an agent acts every two controller steps or more (its measured cadence is under the cadence table), on the simulator at every step."}}
-	var total testbedrun.Health
+	var results []testbedrun.Result
 	for _, a := range apps {
 		for _, arm := range arms {
-			res := tb[[2]string{a, arm}]
-			var seq []string
-			for _, s := range res.Stages {
-				reason := s.Reason
-				if reason == "" {
-					reason = "no Event kept"
-				}
-				seq = append(seq, fmt.Sprintf("%d: %s → %s (%s)", s.Episode, s.From, s.To, reason))
-			}
-			life.Rows = append(life.Rows, []string{res.Cell, strings.Join(seq, "; "), simulatorStages(c, arm)})
-			h := res.Health
-			total = total.Add(h)
-			health.Rows = append(health.Rows, []string{res.Cell, fmt.Sprint(h.Records), fmt.Sprint(h.MissedRounds), fmt.Sprint(h.LostSteps), fmt.Sprint(h.StaleActions), fmt.Sprint(h.AwaitingFirst), fmt.Sprint(h.ActionHeld)})
+			results = append(results, tb[[2]string{a, arm}])
 		}
 	}
-	health.Rows = append(health.Rows, []string{"all", fmt.Sprint(total.Records), fmt.Sprint(total.MissedRounds), fmt.Sprint(total.LostSteps), fmt.Sprint(total.StaleActions), fmt.Sprint(total.AwaitingFirst), fmt.Sprint(total.ActionHeld)})
-	rep.Tables = append(rep.Tables, life, health)
+	sim := map[string]string{}
+	for _, a := range apps {
+		for _, arm := range arms {
+			sim[cellName(a, arm)] = simulatorStages(c, arm)
+		}
+	}
+	rep.Tables = append(rep.Tables, lab.LifecycleTable(results, func(cell string) string { return sim[cell] }), lab.HealthTable(results))
 	return nil
 }
 
-// checkComplete is ErrIncomplete, with the counts, when a testbed cell
+// checkComplete is lab.ErrIncomplete, with the counts, when a testbed cell
 // missed a round, lost a step or acted on a stale recommendation.
 func checkComplete(c Config, tb map[[2]string]testbedrun.Result) error {
-	var total testbedrun.Health
+	var results []testbedrun.Result
 	for _, r := range tb {
-		total = total.Add(r.Health)
+		results = append(results, r)
 	}
-	if total.Clean() {
-		return nil
-	}
-	return fmt.Errorf("%w: %d rounds missed, %d steps lost, %d stale actions over the testbed cells (report.md's completeness table says where); run at a lower --speedup than %g",
-		ErrIncomplete, total.MissedRounds, total.LostSteps, total.StaleActions, c.Testbed.Clock.Speedup)
+	return lab.CheckComplete(Name, results, c.Testbed.Clock.Speedup)
 }
-
-// ErrIncomplete is the error of a study whose testbed cells missed rounds,
-// lost steps or acted on stale recommendations: its report is written, but
-// its testbed figures are not the system's every round.
-var ErrIncomplete = errors.New("bootstrapping: the testbed did not run every round of every cell")
 
 // simulatorStages is the stage sequence the simulator study runs for an
 // arm: the hand-over after the records, as the testbed's controller should.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -63,23 +61,13 @@ func TestStudyOnTheTestbed(t *testing.T) {
 		require.NoError(t, err)
 		return re.FindAllStringSubmatch(body, -1)
 	}
-	transitionsRE := regexp.MustCompile(`(?m)^aware_controller_stage_transitions_total\{from="([^"]*)",to="([^"]*)"\} (\S+)$`)
-	transitions := func() map[string]float64 {
-		out := map[string]float64{}
-		for _, m := range metric(transitionsRE) {
-			v, err := strconv.ParseFloat(m[3], 64)
-			require.NoError(t, err)
-			out[m[1]+"→"+m[2]] = v
-		}
-		return out
-	}
 	// The testbed's own application has entered its stage (it stays there:
 	// its 100-step episodes take minutes), so that the counter moves by
 	// the study's MPAs alone from here on.
 	require.Eventually(t, func() bool {
 		return len(metric(regexp.MustCompile(`(?m)^aware_controller_agent_stage\{name="[^"]*",namespace="aware-apps",stage="[^"]*"\} 1$`))) == 1
 	}, 2*time.Minute, time.Second, "the testbed's own MPA has no stage")
-	before := transitions()
+	before := testbedtest.Transitions(ctx, t, ep.Controller)
 
 	l, err := lab.New(labConfig(t))
 	require.NoError(t, err)
@@ -95,7 +83,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 	if md, rerr := os.ReadFile(filepath.Join(dir, "report.md")); rerr == nil {
 		t.Log(string(md))
 	}
-	if errors.Is(err, bootstrapping.ErrIncomplete) {
+	if errors.Is(err, lab.ErrIncomplete) {
 		// Rounds missed on a machine busy with other tests' control planes
 		// (make test runs packages two at a time) are the machine's load,
 		// which a test must not depend on; the report holds them and the
@@ -104,7 +92,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 		err = nil
 	}
 	require.NoError(t, err)
-	after := transitions()
+	after := testbedtest.Transitions(ctx, t, ep.Controller)
 
 	var rec struct {
 		Results []testbedrun.Result `json:"results"`
@@ -120,7 +108,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 	for _, r := range rec.Results {
 		app := strings.TrimPrefix(r.Source[strings.Index(r.Source, "series app="):], "series app=")
 		require.True(t, strings.HasPrefix(app, "aware-study-"+bootstrapping.Name+"-"), r.Source)
-		want := influxEpisodeRewards(ctx, t, ep.InfluxDB, app)
+		want := testbedtest.EpisodeRewards(ctx, t, ep.InfluxDB, app)
 		require.GreaterOrEqual(t, len(want), c.Episodes, r.Cell)
 		require.Len(t, r.Episodes, c.Episodes, r.Cell)
 		for i, e := range r.Episodes {
@@ -160,12 +148,7 @@ func TestStudyOnTheTestbed(t *testing.T) {
 			}
 		}
 	}
-	counted := map[string]float64{}
-	for k, v := range after {
-		if d := v - before[k]; d != 0 {
-			counted[k] = d
-		}
-	}
+	counted := testbedtest.Since(before, after)
 	assert.Equal(t, counted, reported, "stage changes counted by the controller (its aware_controller_stage_transitions_total) against the report")
 	assert.Equal(t, c.Apps, handovers)
 
@@ -180,41 +163,4 @@ func labConfig(t *testing.T) lab.Config {
 	c := lab.DefaultConfig()
 	c.Traces = filepath.Join(t.TempDir(), "no-traces")
 	return c
-}
-
-// influxEpisodeRewards reads app's steps from the testbed's InfluxDB with
-// InfluxQL and sums each complete episode's rewards, in episode order.
-func influxEpisodeRewards(ctx context.Context, t *testing.T, base, app string) []float64 {
-	t.Helper()
-	q := fmt.Sprintf(`SELECT "reward", "t", "done" FROM "steps" WHERE "app" = '%s'`, app)
-	body, err := testbedtest.Get(ctx, base+"/query?db=aware&q="+url.QueryEscape(q))
-	require.NoError(t, err)
-	var res struct {
-		Results []struct {
-			Series []struct {
-				Columns []string `json:"columns"`
-				Values  [][]any  `json:"values"`
-				Tags    map[string]string
-			} `json:"series"`
-		} `json:"results"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &res), body)
-	var out []float64
-	sum := 0.0
-	for _, r := range res.Results {
-		for _, s := range r.Series {
-			col := map[string]int{}
-			for i, c := range s.Columns {
-				col[c] = i
-			}
-			for _, v := range s.Values {
-				sum += v[col["reward"]].(float64)
-				if done, _ := v[col["done"]].(bool); done {
-					out = append(out, sum)
-					sum = 0
-				}
-			}
-		}
-	}
-	return out
 }

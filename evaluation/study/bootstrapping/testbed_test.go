@@ -112,7 +112,11 @@ func TestTestbedCells(t *testing.T) {
 func TestTestbedRecordRefusesAnotherConfiguration(t *testing.T) {
 	dir := t.TempDir()
 	c := OnTestbed(false)
-	rec := testbedRecord{Config: c, Apps: []string{"app-0801"}}
+	rec := struct {
+		Config  Config              `json:"config"`
+		Apps    []string            `json:"apps"`
+		Results []testbedrun.Result `json:"results"`
+	}{Config: c, Apps: []string{"app-0801"}}
 	for _, arm := range TestbedArms {
 		rec.Results = append(rec.Results, testbedResult(cellName("app-0801", arm), c.Episodes, 1, 0, 0, 0))
 	}
@@ -120,13 +124,19 @@ func TestTestbedRecordRefusesAnotherConfiguration(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, TestbedFile), b, 0o644))
 	r := &Runner{Config: c}
-	got, err := r.runTestbed(context.Background(), lab.Run{Dir: dir}, []string{"app-0801"})
+	part, err := r.testbedPart(context.Background(), lab.Run{Dir: dir}, []string{"app-0801"})
+	require.NoError(t, err)
+	assert.True(t, part.Kept())
+	require.NoError(t, lab.RunTestbed(context.Background(), lab.Run{Dir: dir}, part), "nothing to run: no testbed needed")
+	got, err := r.testbedResults(dir, []string{"app-0801"})
 	require.NoError(t, err, "the same configuration reads them back, with no testbed")
 	assert.Len(t, got, 3)
 	r.Config.Episodes++
-	_, err = r.runTestbed(context.Background(), lab.Run{Dir: dir}, []string{"app-0801"})
+	_, err = r.testbedPart(context.Background(), lab.Run{Dir: dir}, []string{"app-0801"})
 	assert.ErrorContains(t, err, "another configuration")
-	_, err = (&Runner{Config: c}).runTestbed(context.Background(), lab.Run{Dir: t.TempDir()}, []string{"app-0801"})
+	_, err = r.testbedResults(dir, []string{"app-0801"})
+	assert.ErrorContains(t, err, "another configuration")
+	_, err = (&Runner{Config: c}).testbedResults(t.TempDir(), []string{"app-0801"})
 	assert.ErrorContains(t, err, "need a testbed")
 }
 

@@ -14,12 +14,15 @@ package serving
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aware-autoscaler/aware/controller/api/v1alpha1"
 	"github.com/aware-autoscaler/aware/controller/autoscaler"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
 	"github.com/aware-autoscaler/aware/evaluation/train"
 	"github.com/aware-autoscaler/aware/generator"
 	"github.com/aware-autoscaler/aware/workloads/sim"
@@ -60,6 +63,10 @@ type Config struct {
 	ServingTolerance  float64
 	VarianceTolerance float64
 	Seed              uint64
+	// EpisodeSteps are the steps of an episode (0: the simulator's 100).
+	EpisodeSteps int `json:",omitempty"`
+	// Testbed, when set, runs its arms on the testbed too (OnTestbed).
+	Testbed *Testbed `json:",omitempty"`
 }
 
 // Quick is a run of a few minutes on 2 cores: 3 applications under every
@@ -86,7 +93,71 @@ func (c Config) Validate() error {
 			return fmt.Errorf("serving: %w", err)
 		}
 	}
+	if c.EpisodeSteps < 0 {
+		return fmt.Errorf("serving: episodes of %d steps", c.EpisodeSteps)
+	}
+	if c.Testbed != nil {
+		if err := c.Testbed.Clock.Validate(); err != nil {
+			return fmt.Errorf("serving: %w", err)
+		}
+		if c.EpisodeSteps < 1 {
+			return fmt.Errorf("serving: on the testbed the episodes' steps must be set (OnTestbed)")
+		}
+		for _, arm := range c.Testbed.Arms {
+			if !slices.Contains(TestbedArms, arm) {
+				return fmt.Errorf("serving: arm %s does not run on the testbed (it runs %v)", arm, TestbedArms)
+			}
+		}
+	}
 	return nil
+}
+
+// envOptions are the simulator's options of the study's episodes.
+func (c Config) envOptions() []sim.Option {
+	if c.EpisodeSteps > 0 {
+		return []sim.Option{sim.WithEpisode(c.EpisodeSteps)}
+	}
+	return nil
+}
+
+// thresholds are the retraining detector's for a policy of reference
+// reward ref: the trailing Window episodes' mean below
+// (1 − ServingTolerance)·|ref| or their spread above
+// VarianceTolerance·|ref| (each at least 1e-9: a threshold of 0 is the
+// controller's default). Online is never used (the agent starts SERVING)
+// but must lie within an episode's rewards.
+func (c Config) thresholds(ref float64) v1alpha1.RewardThresholds {
+	return v1alpha1.RewardThresholds{Online: 1e-3, Window: c.Window,
+		Serving:  max(ref-c.ServingTolerance*abs(ref), 1e-9),
+		Variance: max(c.VarianceTolerance*abs(ref), 1e-9)}
+}
+
+// frozen are thresholds a served policy never crosses: a mean reward
+// below 1e-9 or a spread above the largest reward an episode has.
+func (c Config) frozen() v1alpha1.RewardThresholds {
+	steps := c.EpisodeSteps
+	if steps == 0 {
+		steps = v1alpha1.DefaultEpisodeLength
+	}
+	return v1alpha1.RewardThresholds{Online: 1e-3, Window: c.Window, Serving: 1e-9, Variance: v1alpha1.MaxStepReward * float64(steps)}
+}
+
+// never are thresholds an agent in ONLINE never meets (the rule-based
+// arm's MPA, whose built-in recommender acts in every stage, stays there):
+// a window of episodes at the largest reward there is that vary by less
+// than 1e-9.
+func (c Config) never() v1alpha1.RewardThresholds {
+	steps := c.EpisodeSteps
+	if steps == 0 {
+		steps = v1alpha1.DefaultEpisodeLength
+	}
+	return v1alpha1.RewardThresholds{Online: 1e-3, Window: c.Window, Serving: v1alpha1.MaxStepReward * float64(steps), Variance: 1e-9}
+}
+
+// profile is AWARE's agent profile for a policy of reference reward ref:
+// it starts SERVING and retrains on the detector's thresholds.
+func (c Config) profile(ref float64) v1alpha1.AgentProfile {
+	return v1alpha1.AgentProfile{Thresholds: c.thresholds(ref), Bootstrap: ptr(false), StartServing: true, EpisodeLength: c.EpisodeSteps}
 }
 
 func (c Config) scenarios() []string {
@@ -154,27 +225,19 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	base := lab.Policy{App: c.App, Seed: c.Seed, Episodes: cfg.Converged}
-	tr, ag, err := r.Policies.Get(ctx, base)
+	ref, ag, err := r.converged(ctx, c.App, c.Seed)
 	if err != nil {
 		return Run{}, err
 	}
 	start := time.Now()
-	out := Run{Reference: tr.Greedy.Reward}
-	env, err := l.Env(c.App, 0)
+	out := Run{Reference: ref}
+	env, err := l.Env(c.App, 0, cfg.envOptions()...)
 	if err != nil {
 		return Run{}, err
 	}
 	seed := c.Seed + 77_000
 	n := cfg.Before + cfg.After
-	m := l.Config().Mapping
-	// hit injects the scenario before episode Before.
-	hit := func(i int) error {
-		if i == cfg.Before {
-			return env.Cluster().Inject(0, sc)
-		}
-		return nil
-	}
+	hit := cfg.hitter(env, sc)
 	switch c.Arm {
 	case Rule:
 		rec, err := l.NewRuleBased(ctx, env, c.App)
@@ -192,37 +255,98 @@ func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
 			out.Add(eps...)
 		}
 	case NoRetrain, Converged, AWARE:
-		policy := ag
-		prof := v1alpha1.AgentProfile{Thresholds: v1alpha1.RewardThresholds{Window: cfg.Window,
-			Serving:  tr.Greedy.Reward - cfg.ServingTolerance*abs(tr.Greedy.Reward),
-			Variance: cfg.VarianceTolerance * abs(tr.Greedy.Reward)}}
-		stage := v1alpha1.StageServing
-		for i := range n {
-			if err := hit(i); err != nil {
-				return Run{}, err
-			}
-			if c.Arm == Converged && i == cfg.Before {
-				// From the switch on, the policy converged on the changed application.
-				if _, policy, err = r.Policies.Get(ctx, lab.Policy{App: c.App, Scenario: c.Scenario, Seed: c.Seed, Episodes: cfg.Converged}); err != nil {
-					return Run{}, err
-				}
-			}
-			learn := c.Arm == AWARE && stage == v1alpha1.StageOnline
-			eps, err := train.Run(ctx, env, policy, train.Config{Episodes: 1, Seed: seed + uint64(i), Explore: learn, Mapping: m})
-			if err != nil {
-				return Run{}, err
-			}
-			out.Add(eps...)
-			if c.Arm == AWARE {
-				out.Stages = append(out.Stages, string(stage))
-				stage = autoscaler.NextStage(stage, prof, out.Rewards)
-			}
+		run, err := r.agentArm(ctx, c, env, hit, ref, ag, asRun{})
+		if err != nil {
+			return Run{}, err
 		}
+		run.Reference = out.Reference
+		out = run
 	default:
 		return Run{}, fmt.Errorf("serving: unknown arm %q", c.Arm)
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// hitter injects the scenario into env before episode Before.
+func (c Config) hitter(env *sim.AppEnv, sc sim.Scenario) func(int) error {
+	return func(i int) error {
+		if i == c.Before {
+			return env.Cluster().Inject(0, sc)
+		}
+		return nil
+	}
+}
+
+// asRun is how the simulator runs an agent arm: as the study does (the
+// zero value: the agent acts at every step, every episode reset), or as
+// the testbed runs it (every: the agent acts at every every-th step;
+// continuous: the episodes are windows of one running service).
+type asRun struct {
+	every      int
+	continuous bool
+}
+
+// agentArm runs one of the agent arms (AWARE, no-retraining, converged)
+// on env from the converged policy ag of reference reward ref, hit
+// injecting the scenario before the episode it is given.
+func (r *Runner) agentArm(ctx context.Context, c study.Cell, env *sim.AppEnv, hit func(int) error, ref float64, ag agent.Agent, as asRun) (Run, error) {
+	cfg := r.Config
+	seed := c.Seed + 77_000
+	m := r.Lab.Config().Mapping
+	var out Run
+	policy := ag
+	prof := cfg.profile(ref)
+	prof.Default()
+	stage := autoscaler.NextStage(v1alpha1.StageInitialized, prof, nil)
+	for i := range cfg.Before + cfg.After {
+		if err := hit(i); err != nil {
+			return Run{}, err
+		}
+		if c.Arm == Converged && i == cfg.Before {
+			// From the switch on, the policy converged on the changed application.
+			var err error
+			if _, policy, err = r.Policies.Get(ctx, lab.Policy{App: c.App, Scenario: c.Scenario, Seed: c.Seed, Episodes: cfg.Converged}); err != nil {
+				return Run{}, err
+			}
+		}
+		learn := c.Arm == AWARE && stage == v1alpha1.StageOnline
+		eps, err := train.Run(ctx, env, policy, train.Config{Episodes: 1, Seed: seed + uint64(i), Explore: learn, Mapping: m,
+			ActEvery: as.every, Continuous: as.continuous})
+		if err != nil {
+			return Run{}, err
+		}
+		out.Add(eps...)
+		if c.Arm == AWARE {
+			out.Stages = append(out.Stages, string(stage))
+			stage = autoscaler.NextStage(stage, prof, out.Rewards)
+		}
+	}
+	return out, nil
+}
+
+// converged is the policy converged on app (lab.Policies) and its
+// reference reward, the detector's thresholds are relative to: its greedy
+// reward per episode on the unchanged application, scored again over
+// episodes of EpisodeSteps when they are not the simulator's.
+func (r *Runner) converged(ctx context.Context, app string, seed uint64) (float64, agent.Agent, error) {
+	cfg, l := r.Config, r.Lab
+	tr, ag, err := r.Policies.Get(ctx, lab.Policy{App: app, Seed: seed, Episodes: cfg.Converged})
+	if err != nil {
+		return 0, nil, err
+	}
+	if cfg.EpisodeSteps == 0 {
+		return tr.Greedy.Reward, ag, nil
+	}
+	env, err := l.Env(app, 0, cfg.envOptions()...)
+	if err != nil {
+		return 0, nil, err
+	}
+	s, err := lab.Score(ctx, env, ag, l.Config().Mapping, train.EvalSeed(seed), lab.GreedyEpisodes)
+	if err != nil {
+		return 0, nil, fmt.Errorf("serving: %s's reference at %d-step episodes: %w", app, cfg.EpisodeSteps, err)
+	}
+	return s.Reward, ag, nil
 }
 
 func abs(x float64) float64 {
@@ -240,7 +364,13 @@ func (c Config) Cost(units []Unit) time.Duration {
 		apps[u.App] = true
 	}
 	n := time.Duration(c.Before + c.After)
-	return time.Duration((len(apps)+len(units))*c.Converged)*p.DDPG + time.Duration(len(units))*(n*p.DDPG+3*n*p.Rule) + time.Duration(len(apps))*p.Tune
+	cost := time.Duration((len(apps)+len(units))*c.Converged)*p.DDPG + time.Duration(len(units))*(n*p.DDPG+3*n*p.Rule) + time.Duration(len(apps))*p.Tune
+	if c.Testbed != nil {
+		// The agent arms again at the testbed's cadence (atCadence); the
+		// testbed's own wall time is the clock's, not a core's.
+		cost += time.Duration(len(units)) * 2 * n * p.DDPG
+	}
+	return cost
 }
 
 // Execute runs the study (the cells not done yet) and reports it.
@@ -254,9 +384,47 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	}
 	plan := Plan(c, units)
 	r := &Runner{Lab: o.Lab, Policies: o.Policies, Config: c}
-	return lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
-		return Render(c, plan, runs, o.Lab.TracesOf(plan.Apps()), o.Bootstrap, dir)
+	var tb map[[2]string]testbedrun.Result
+	if c.Testbed != nil && !o.RenderOnly {
+		// The testbed first, alone on the machine: its rounds are timed
+		// (unless the suite ran this study's part with others' already).
+		part, err := r.testbedPart(ctx, o, units)
+		if err != nil {
+			return study.Report{}, err
+		}
+		if err := lab.RunTestbed(ctx, o, part); err != nil {
+			return study.Report{}, err
+		}
+		if tb, err = r.testbedResults(o.Dir, units); err != nil {
+			return study.Report{}, err
+		}
+	}
+	rep, err := lab.Execute(ctx, o, Name, c, c.Seed, plan, r.Cell, func(dir string, runs []Run) (study.Report, error) {
+		rep, err := Render(c, plan, runs, o.Lab.TracesOf(plan.Apps()), o.Bootstrap, dir)
+		if err != nil || c.Testbed == nil {
+			return rep, err
+		}
+		if tb == nil {
+			if tb, err = r.testbedResults(dir, units); err != nil {
+				return rep, err
+			}
+		}
+		outs, err := Outcomes(c, plan, runs)
+		if err != nil {
+			return rep, err
+		}
+		cad, err := r.atCadence(ctx, dir, o.RenderOnly, units, tb)
+		if err != nil {
+			return rep, err
+		}
+		return rep, testbedReport(&rep, c, plan, runs, outs, tb, cad, o.Bootstrap)
 	})
+	if err == nil && tb != nil {
+		// The report is written; its testbed figures must be the system's
+		// every round.
+		err = checkComplete(c, tb)
+	}
+	return rep, err
 }
 
 // Estimate is the study's single-core time in l (Cost of its draw).

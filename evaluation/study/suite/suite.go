@@ -45,6 +45,13 @@ type Study struct {
 	// Takes are the Variant options the study takes (ArmsOption,
 	// MetaOption); it runs as registered whatever the others are.
 	Takes []string
+	// Wall, for a study that runs on a testbed, is the wall time its
+	// testbed cells take in mode with the variant (0 otherwise).
+	Wall func(mode string, v Variant) time.Duration
+	// Part, for a study that runs on a testbed, is its share of the
+	// testbed run in mode with the variant: the studies run together
+	// put their cells on the testbed at once (Run).
+	Part func(ctx context.Context, mode string, v Variant, r lab.Run) (lab.TestbedPart, error)
 }
 
 // Variant is what a run changes in the registered configurations: options
@@ -93,11 +100,20 @@ func (v Variant) options() []string {
 type Vary[C any] struct {
 	Takes string
 	Apply func(c C, v Variant) (C, error)
+	// Part, with TestbedOption, is the study's share of a testbed run
+	// (Study.Part).
+	Part func(context.Context, lab.Run, C) (lab.TestbedPart, error)
 }
 
 // config is what a study's configuration offers the registry.
 type config interface {
 	Estimate(l *lab.Lab) (time.Duration, error)
+}
+
+// onTestbed is a configuration that may run cells on a testbed: the wall
+// time they take there (0 when it does not).
+type onTestbed interface {
+	TestbedWall() time.Duration
 }
 
 // Of registers a study by its configurations, its Execute and the Variant
@@ -135,8 +151,24 @@ func Of[C config](name, summary string, quick, full func() C, execute func(conte
 			}
 			return execute(ctx, r, c)
 		}}
+	s.Wall = func(mode string, v Variant) time.Duration {
+		c, err := pick(mode, v)
+		if t, ok := any(c).(onTestbed); ok && err == nil {
+			return t.TestbedWall()
+		}
+		return 0
+	}
 	for _, o := range vary {
 		s.Takes = append(s.Takes, o.Takes)
+		if part := o.Part; part != nil {
+			s.Part = func(ctx context.Context, mode string, v Variant, r lab.Run) (lab.TestbedPart, error) {
+				c, err := pick(mode, v)
+				if err != nil {
+					return lab.TestbedPart{}, err
+				}
+				return part(ctx, r, c)
+			}
+		}
 	}
 	return s
 }
@@ -199,7 +231,12 @@ func init() {
 			return c, nil
 		}}))
 	Register(Of(serving.Name, "converged agents under the instability scenarios: AWARE's retraining vs none vs rule-based vs converged (paper §5.3)",
-		serving.Quick, serving.Full, serving.Execute))
+		serving.Quick, serving.Full, serving.Execute,
+		Vary[serving.Config]{Takes: TestbedOption, Apply: func(c serving.Config, v Variant) (serving.Config, error) {
+			t := serving.OnTestbed(c.Apps > serving.Quick().Apps)
+			t.Testbed.Clock = *v.Testbed
+			return t, t.Validate()
+		}, Part: serving.TestbedPart}))
 	Register(Of(bootstrapping.Name, "the first episodes of a new application: AWARE with bootstrapping vs without vs rule-based vs converged (paper §5.4)",
 		bootstrapping.Quick, bootstrapping.Full, bootstrapping.Execute,
 		Vary[bootstrapping.Config]{Takes: ArmsOption, Apply: func(c bootstrapping.Config, v Variant) (bootstrapping.Config, error) {
@@ -212,7 +249,7 @@ func init() {
 			t := bootstrapping.OnTestbed(c.Apps > bootstrapping.Quick().Apps)
 			t.Testbed.Clock = *v.Testbed
 			return t, t.Validate()
-		}}))
+		}, Part: bootstrapping.TestbedPart}))
 }
 
 // Options are a run of studies.
@@ -326,46 +363,146 @@ func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) 
 	workers := max(o.Workers, 1)
 	fmt.Fprintf(o.Log, "%s studies %s on %d worker(s), shard %s: expected wall time %s (%s of one core at the measured pace; less what earlier runs left in %s)\n",
 		o.Mode, strings.Join(names, ", "), workers, o.Shard, expected(total, workers, o.Shard), total.Round(time.Second), o.Out)
+	if wall := testbedWall(studies, o); wall > 0 {
+		fmt.Fprintf(o.Log, "plus the testbed cells: %s of wall time (the longest study's episodes on the testbed's clock, the studies' cells at once), and bringing the testbed up and down\n", wall.Round(time.Second))
+	}
 	if o.DryRun {
 		for i, s := range studies {
 			fmt.Fprintf(o.Log, "%s: %s; expected %s\n", s.Name, s.Summary, expected(costs[i], workers, o.Shard))
 		}
 		return nil, nil
 	}
-	bed, down, err := o.bed(ctx)
+	var bed *testbedrun.Bed
+	run := func(s Study) lab.Run {
+		return lab.Run{Lab: l, Policies: pol, Dir: filepath.Join(o.Out, s.Name), Shard: o.Shard, Workers: workers, Progress: o.Progress,
+			Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l), Testbed: bed}
+	}
+	need, err := needTestbed(ctx, studies, o, run)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if derr := down(); derr != nil {
-			fmt.Fprintf(o.Log, "tearing down the testbed: %v\n", derr)
+	if need {
+		var down func() error
+		if bed, down, err = o.bed(ctx); err != nil {
+			return nil, err
 		}
-	}()
+		defer func() {
+			if derr := down(); derr != nil {
+				fmt.Fprintf(o.Log, "tearing down the testbed: %v\n", derr)
+			}
+		}()
+	} else if o.Variant.Testbed != nil {
+		fmt.Fprintf(o.Log, "testbed: every study's testbed cells are kept in %s; no testbed is needed\n", o.Out)
+	}
+	if err := runTestbed(ctx, studies, o, run); err != nil {
+		return nil, err
+	}
 	var entries []study.Entry
+	// incomplete are the studies whose testbed cells missed rounds: their
+	// reports are written and the others still run (their testbed cells
+	// ran in the same batch); the run's error says so at the end.
+	var incomplete error
 	for i, s := range studies {
 		began := time.Now()
 		dir := filepath.Join(o.Out, s.Name)
 		fmt.Fprintf(o.Log, "%s: %s; expected %s → %s\n", s.Name, s.Summary, expected(costs[i], workers, o.Shard), dir)
-		rep, err := s.Run(ctx, o.Mode, o.Variant, lab.Run{Lab: l, Policies: pol, Dir: dir, Shard: o.Shard, Workers: workers, Progress: o.Progress,
-			Bootstrap: study.DefaultBootstrap(), Meta: meta(o, l), Testbed: bed})
+		rep, err := s.Run(ctx, o.Mode, o.Variant, run(s))
 		if errors.Is(err, study.ErrShard) {
 			fmt.Fprintf(o.Log, "%s: shard %s saved in %s (%s); run `aware study merge %s --out DIR SHARD-DIRS…` once every shard is done\n", s.Name, o.Shard, dir, time.Since(began).Round(time.Second), s.Name)
 			continue
 		}
-		if err != nil {
-			return entries, fmt.Errorf("%s: %w", s.Name, err)
+		if errors.Is(err, lab.ErrIncomplete) {
+			incomplete = errors.Join(incomplete, err)
+		} else if err != nil {
+			return entries, errors.Join(fmt.Errorf("%s: %w", s.Name, err), incomplete)
 		}
 		e := study.Entry{Name: s.Name, Dir: dir, Report: rep, Elapsed: time.Since(began)}
 		fmt.Fprintf(o.Log, "%s: report %s (%s)\n", s.Name, filepath.Join(dir, "report.md"), e.Elapsed.Round(time.Second))
 		entries = append(entries, e)
 	}
 	if o.Shard != study.All || len(entries) == 0 {
-		return entries, nil
+		return entries, incomplete
 	}
 	if err := WriteIndex(o.Out, o.Mode, entries); err != nil {
-		return entries, err
+		return entries, errors.Join(err, incomplete)
 	}
-	return entries, nil
+	return entries, incomplete
+}
+
+// testbedWall is the wall time of the studies' testbed cells run at once:
+// the longest study's.
+func testbedWall(studies []Study, o Options) time.Duration {
+	var wall time.Duration
+	for _, s := range studies {
+		if s.Wall != nil {
+			wall = max(wall, s.Wall(o.Mode, o.Variant))
+		}
+	}
+	return wall
+}
+
+// needTestbed is whether a study of the run has testbed cells that its
+// folder does not keep yet (without a testbed variant, none has).
+func needTestbed(ctx context.Context, studies []Study, o Options, run func(Study) lab.Run) (bool, error) {
+	if o.Variant.Testbed == nil {
+		return false, nil
+	}
+	need := false
+	for _, s := range studies {
+		if s.Part == nil {
+			continue
+		}
+		// Planned without a testbed: a part not kept says it needs one
+		// before making its cells; every study is asked, so that a kept
+		// record of another configuration is refused before a testbed
+		// comes up.
+		_, err := s.Part(ctx, o.Mode, o.Variant, run(s))
+		if errors.Is(err, lab.ErrNoTestbed) {
+			need = true
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return need, nil
+}
+
+// runTestbed runs the testbed cells of the studies that run on one, all at
+// once: one batch of MPAs on the testbed, so that the studies' testbed
+// halves take the longest one's wall time, not their sum. Each study then
+// finds its cells' results in its folder.
+func runTestbed(ctx context.Context, studies []Study, o Options, run func(Study) lab.Run) error {
+	if o.Variant.Testbed == nil {
+		return nil
+	}
+	var parts []lab.TestbedPart
+	var names []string
+	cells := 0
+	for _, s := range studies {
+		if s.Part == nil {
+			continue
+		}
+		p, err := s.Part(ctx, o.Mode, o.Variant, run(s))
+		if err != nil {
+			return err // it names the study
+		}
+		if !p.Kept() {
+			parts = append(parts, p)
+			names = append(names, s.Name)
+			cells += len(p.Cells)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	began := time.Now()
+	fmt.Fprintf(o.Log, "testbed: the cells of %s, %d MPAs at once (%s)\n", strings.Join(names, ", "), cells, parts[0].Clock)
+	if err := lab.RunTestbed(ctx, run(Study{}), parts...); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "testbed: done (%s)\n", time.Since(began).Round(time.Second))
+	return nil
 }
 
 // WriteIndex writes Out/index.md for the entries.

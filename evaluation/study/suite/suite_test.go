@@ -15,6 +15,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
 )
 
 // fake is a study registered by the test: one cell per test-split
@@ -157,4 +158,77 @@ func TestVariant(t *testing.T) {
 	o.Variant = Variant{Arms: []string{"PPO"}}
 	_, err = Run(context.Background(), []string{"bootstrapping", "serving"}, o)
 	assert.NoError(t, err, "a dry run of the variant")
+}
+
+// TestRunTestbedTogether: the testbed cells of every study that runs on
+// one go to the testbed in one batch (the error of the batch names them
+// all); a run without a testbed variant runs none.
+func TestRunTestbedTogether(t *testing.T) {
+	clock := testbedrun.DefaultClock()
+	part := func(name string) func(context.Context, string, Variant, lab.Run) (lab.TestbedPart, error) {
+		return func(_ context.Context, _ string, _ Variant, r lab.Run) (lab.TestbedPart, error) {
+			assert.Equal(t, filepath.Join("out", name), r.Dir)
+			return lab.PlanTestbed(lab.Run{Dir: t.TempDir(), Testbed: r.Testbed}, name, 1, nil, 1, clock, func() ([]testbedrun.Cell, error) {
+				return []testbedrun.Cell{{Name: name + "-cell"}}, nil
+			})
+		}
+	}
+	studies := []Study{{Name: "one", Part: part("one")}, {Name: "plain"}, {Name: "two", Part: part("two")}}
+	o := Options{Out: "out", Log: io.Discard, Variant: Variant{Testbed: &clock}}
+	// A testbed of no clock: the batch is refused as one.
+	run := func(s Study) lab.Run { return lab.Run{Dir: filepath.Join("out", s.Name), Testbed: &testbedrun.Bed{}} }
+	err := runTestbed(context.Background(), studies, o, run)
+	assert.ErrorContains(t, err, "one, two: testbedrun: the testbed in  runs")
+	o.Variant.Testbed = nil
+	assert.NoError(t, runTestbed(context.Background(), studies, o, run), "no testbed variant")
+}
+
+// TestTestbedWall: the dry run's testbed wall time is the longest
+// study's testbed cells on the clock (they run at once), none without a
+// testbed.
+func TestTestbedWall(t *testing.T) {
+	clock := testbedrun.DefaultClock()
+	boot, err := Find("bootstrapping")
+	require.NoError(t, err)
+	serve, err := Find("serving")
+	require.NoError(t, err)
+	adapt, err := Find("adaptation")
+	require.NoError(t, err)
+	o := Options{Mode: Quick, Variant: Variant{Testbed: &clock}}
+	assert.Equal(t, 31*10*3*time.Second, boot.Wall(Quick, o.Variant), "30 episodes of 10 steps and one more, 3 s each")
+	assert.Equal(t, 21*10*3*time.Second, serve.Wall(Quick, o.Variant))
+	assert.Equal(t, 31*10*3*time.Second, testbedWall([]Study{adapt, serve, boot}, o))
+	o.Variant.Testbed = nil
+	assert.Zero(t, testbedWall([]Study{adapt, serve, boot}, o))
+}
+
+// TestNeedTestbed: a testbed is brought up or attached only when a study
+// of the run has testbed cells its folder does not keep.
+func TestNeedTestbed(t *testing.T) {
+	clock := testbedrun.DefaultClock()
+	kept := t.TempDir()
+	cells := func() ([]testbedrun.Cell, error) { return []testbedrun.Cell{{Name: "c"}}, nil }
+	// A kept record: a part run once whose results went into kept.
+	p, err := lab.PlanTestbed(lab.Run{Dir: kept, Testbed: &testbedrun.Bed{}}, "one", 1, []string{"u"}, 1, clock, cells)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(kept, lab.TestbedFile), []byte(`{"config":1,"apps":["u"],"results":[{"cell":"c"}]}`), 0o644))
+	require.False(t, p.Kept())
+	part := func(dir string) func(context.Context, string, Variant, lab.Run) (lab.TestbedPart, error) {
+		return func(_ context.Context, _ string, _ Variant, r lab.Run) (lab.TestbedPart, error) {
+			r.Dir = dir
+			return lab.PlanTestbed(r, "one", 1, []string{"u"}, 1, clock, cells)
+		}
+	}
+	o := Options{Variant: Variant{Testbed: &clock}}
+	run := func(Study) lab.Run { return lab.Run{} }
+	need, err := needTestbed(context.Background(), []Study{{Name: "plain"}, {Name: "one", Part: part(kept)}}, o, run)
+	require.NoError(t, err)
+	assert.False(t, need, "every testbed cell kept")
+	need, err = needTestbed(context.Background(), []Study{{Name: "one", Part: part(kept)}, {Name: "two", Part: part(t.TempDir())}}, o, run)
+	require.NoError(t, err)
+	assert.True(t, need, "a study's cells not kept")
+	o.Variant.Testbed = nil
+	need, err = needTestbed(context.Background(), []Study{{Name: "two", Part: part(t.TempDir())}}, o, run)
+	require.NoError(t, err)
+	assert.False(t, need, "no testbed variant")
 }
