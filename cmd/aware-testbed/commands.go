@@ -259,11 +259,14 @@ func newRenderCmd() *cobra.Command {
 				cfg.Kubeconfig = "-" // not used to render
 			}
 			if len(job.Studies) == 0 {
-				for _, name := range []string{"study-size", "study-shards", "study-parallelism"} {
+				for _, name := range []string{"study-size", "study-shards", "study-parallelism", "study-results"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--%s: only with --study-job", name)
 					}
 				}
+			}
+			if len(job.Studies) > 0 && cfg.Target == testbed.TargetLocal {
+				return fmt.Errorf("--study-job with --target local: its nodes are kwok's and run no containers, so the Job's pods would never run; shard as processes instead: aware study NAMES --%s --shard I/N --results s3://BUCKET/PREFIX on each of N processes or machines, then aware study merge NAME s3://BUCKET/PREFIX (docs/testbed.md)", job.Size)
 			}
 			if len(job.Studies) > 0 {
 				// The Job refers to the external services' Secret by
@@ -292,10 +295,11 @@ func newRenderCmd() *cobra.Command {
 	}
 	fl.register(cmd.Flags(), true)
 	f := cmd.Flags()
-	f.StringSliceVar(&job.Studies, "study-job", nil, "render only the Indexed Job running these studies (aware study NAMES…) sharded on the cluster, its shards' results in /out (docs/testbed.md)")
+	f.StringSliceVar(&job.Studies, "study-job", nil, "render only the Indexed Job running these studies (aware study NAMES…) sharded on the cluster, its shards' results kept in the testbed's object store (docs/testbed.md)")
 	f.StringVar(&job.Size, "study-size", manifests.StudyQuick, "with --study-job: quick or full")
 	f.IntVar(&job.Shards, "study-shards", 1, "with --study-job: shards, one pod per completion index")
 	f.IntVar(&job.Parallelism, "study-parallelism", 0, "with --study-job: pods at once (0: all)")
+	f.StringVar(&job.Results, "study-results", "", "with --study-job: the object store's folder s3://BUCKET/PREFIX where the shards keep their results (default s3://aware/studies/<job name>); aware study merge STUDY s3://BUCKET/PREFIX puts them together")
 	return cmd
 }
 

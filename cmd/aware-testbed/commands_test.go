@@ -55,6 +55,17 @@ func TestRenderStudyJob(t *testing.T) {
 	assert.Contains(t, out, "completionMode: Indexed")
 	assert.Contains(t, out, "--shard-index-env=JOB_COMPLETION_INDEX")
 	assert.NotContains(t, out, "kind: MultidimPodAutoscaler", "only the Job's objects")
+	assert.Contains(t, out, "--results=s3://aware/studies/aware-study")
+	out, err = run(t, "render", "--target", "kubeconfig", "--study-job", "serving", "--study-results", "s3://runs/nightly/42")
+	require.NoError(t, err)
+	assert.Contains(t, out, "--results=s3://runs/nightly/42")
+
+	_, err = run(t, "render", "--target", "local", "--study-job", "serving")
+	assert.ErrorContains(t, err, "its nodes are kwok's and run no containers, so the Job's pods would never run; shard as processes instead: aware study NAMES --quick --shard I/N")
+	_, err = run(t, "render", "--target", "kubeconfig", "--study-job", "serving", "--study-results", "/tmp/x")
+	assert.ErrorContains(t, err, `results "/tmp/x": want s3://BUCKET/PREFIX`)
+	_, err = run(t, "render", "--target", "kubeconfig", "--study-results", "s3://aware/x")
+	assert.ErrorContains(t, err, "--study-results: only with --study-job")
 
 	_, err = run(t, "render", "--target", "kubeconfig", "--study-job", "Bad_Name")
 	assert.ErrorContains(t, err, `studies[0] "Bad_Name"`)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
+	"github.com/aware-autoscaler/aware/evaluation/study/mirror"
 	"github.com/aware-autoscaler/aware/evaluation/study/suite"
 	"github.com/aware-autoscaler/aware/evaluation/testbedrun"
+	"github.com/aware-autoscaler/aware/workloads/objstore"
 )
 
 // studyFlags are the flags of `aware study` and `aware study merge`.
@@ -30,6 +33,18 @@ type studyFlags struct {
 	speedup     float64
 	shardEnv    string
 	shards      int
+	results     string
+}
+
+// connectObjects opens a bucket of the S3-compatible store whose endpoint
+// and keys are in AWARE_S3_*.
+func connectObjects(ctx context.Context, bucket string) (mirror.Store, error) {
+	cfg := objstore.ConfigFromEnv()
+	if cfg.Endpoint == "" {
+		return nil, fmt.Errorf("$%s is not set: give the object store's endpoint and keys in %s, %s and %s", objstore.EnvEndpoint, objstore.EnvEndpoint, objstore.EnvAccessKey, objstore.EnvSecretKey)
+	}
+	cfg.Bucket = bucket
+	return objstore.Connect(ctx, cfg)
 }
 
 // shardSpec is the shard of --shard, or of --shard-index-env and --shards
@@ -185,9 +200,14 @@ its report); --meta lets the adaptation study's AWARE start from an aware meta t
 			if err := fl.onTestbed(cmd.Flags()); err != nil {
 				return err
 			}
+			if fl.results != "" {
+				if _, err := mirror.ParseURL(fl.results); err != nil {
+					return fmt.Errorf("--results: %w", err)
+				}
+			}
 			entries, err := suite.Run(cmd.Context(), args, suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Shard: shard, Workers: fl.workers,
 				Progress: cmd.ErrOrStderr(), Log: cmd.OutOrStdout(), Command: strings.Join(os.Args, " "), DryRun: fl.dryRun, Variant: fl.variant,
-				Testbed: fl.testbed})
+				Testbed: fl.testbed, Results: suite.Results{URL: fl.results, Connect: connectObjects}})
 			if err != nil && !errors.Is(err, lab.ErrIncomplete) {
 				return err
 			}
@@ -201,6 +221,7 @@ its report); --meta lets the adaptation study's AWARE start from an aware meta t
 	f.StringVar(&fl.shard, "shard", "", "run only shard i of n of every study's cells (e.g. 2/4); merge the shards' --out folders with aware study merge")
 	f.StringVar(&fl.shardEnv, "shard-index-env", "", "with --shards N: run the shard whose 0-based index is in this environment variable (JOB_COMPLETION_INDEX in a Kubernetes Indexed Job: docs/testbed.md)")
 	f.IntVar(&fl.shards, "shards", 0, "with --shard-index-env: how many shards there are")
+	f.StringVar(&fl.results, "results", "", "keep --out in an S3-compatible store as well, at s3://BUCKET/PREFIX/shard-I-of-N (endpoint and keys in AWARE_S3_ENDPOINT, AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY): pulled first, so a retried shard resumes, pushed every 30s and at the end; aware study merge STUDY s3://BUCKET/PREFIX puts the shards together")
 	f.IntVar(&fl.workers, "workers", fl.workers, "cells run at once")
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print each study's expected wall time and stop")
 	cmd.AddCommand(newStudyMergeCmd())
@@ -223,13 +244,20 @@ func printHeadlines(cmd *cobra.Command, entries []study.Entry) error {
 func newStudyMergeCmd() *cobra.Command {
 	fl := studyFlags{lab: lab.DefaultConfig()}
 	cmd := &cobra.Command{
-		Use:   "merge STUDY SHARD-DIR...",
+		Use:   "merge STUDY SHARD-DIR|s3://BUCKET/PREFIX...",
 		Short: "Put the shards of a study together and write its report",
 		Long: `Copies the cells of the shards' study folders (each the <out>/<study> folder of an
 aware study --shard i/n run of the same configuration) into <out>/<study>, refusing folders
 of another configuration and a cell that two shards computed differently, then writes the
 report as an unsharded run would. Give the same --quick/--full, pool, --arms and --meta flags
-as the shards.`,
+as the shards.
+
+An argument s3://BUCKET/PREFIX is the --results folder of sharded runs (an Indexed Job's:
+docs/testbed.md): every shard-I-of-N/<study> below it is fetched (the endpoint and keys in
+AWARE_S3_ENDPOINT, AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY), and a missing shard is named.`,
+		Example: `  aware study merge adaptation --full --out out shard1/adaptation shard2/adaptation
+  AWARE_S3_ENDPOINT=127.0.0.1:9000 AWARE_S3_ACCESS_KEY=… AWARE_S3_SECRET_KEY=… \
+    aware study merge serving --full --out out s3://aware/studies/aware-study`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := fl.mode()
@@ -241,11 +269,12 @@ as the shards.`,
 					return fmt.Errorf("--%s: the testbed cells run unsharded, so there is nothing of theirs to merge", name)
 				}
 			}
-			rep, err := suite.Merge(cmd.Context(), args[0], args[1:], suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Log: cmd.OutOrStdout(), Variant: fl.variant})
+			rep, err := suite.Merge(cmd.Context(), args[0], args[1:], suite.Options{Out: fl.out, Mode: mode, Lab: fl.lab, Log: cmd.OutOrStdout(), Variant: fl.variant,
+				Results: suite.Results{Connect: connectObjects}})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d shard folders merged; report %s/%s/report.md\n", args[0], len(args)-1, fl.out, args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: shards of %s merged; report %s/%s/report.md\n", args[0], strings.Join(args[1:], " "), fl.out, args[0])
 			return printHeadlines(cmd, []study.Entry{{Name: args[0], Report: rep}})
 		},
 	}

@@ -11,6 +11,7 @@ import (
 func TestStudyCommandRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("AWARE_TEST_INDEX", "4")
+	t.Setenv("AWARE_S3_ENDPOINT", "")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -38,6 +39,10 @@ func TestStudyCommandRefusesBadInput(t *testing.T) {
 		{[]string{"study", "bootstrapping", "--testbed", dir, "--shard", "1/2", "--out", dir}, "the testbed cells run all at once on one testbed"},
 		{[]string{"study", "bootstrapping", "--testbed", dir, "--arms", "PPO", "--out", dir, "--pool", "100"}, "the optional arms [PPO] do not run on the testbed"},
 		{[]string{"study", "merge", "bootstrapping", dir, "--speedup", "10", "--out", dir}, "--speedup: the testbed cells run unsharded"},
+		{[]string{"study", "serving", "--results", dir, "--out", dir}, "--results: \"" + dir + "\": want s3://BUCKET/PREFIX"},
+		{[]string{"study", "serving", "--results", "s3://aware/a//b", "--out", dir}, `--results: "s3://aware/a//b": prefix`},
+		{[]string{"study", "merge", "serving", "s3://aware/studies/x", "--out", dir, "--pool", "20"}, "$AWARE_S3_ENDPOINT is not set"},
+		{[]string{"study", "merge", "serving", "s3://aware/studies/x", "--results", "s3://aware/y", "--out", dir}, "unknown flag: --results"},
 	} {
 		_, err := runAware(t, tc.args...)
 		require.Error(t, err, tc.args)

@@ -3,7 +3,9 @@ package manifests
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +34,18 @@ const (
 	StudyIndexEnv = "JOB_COMPLETION_INDEX"
 	// StudyOutDir is where each pod's `aware study` writes (an emptyDir).
 	StudyOutDir = "/out"
+	// StudyResultsPrefix is the folder of the object store's bucket
+	// "aware" where a Job keeps its shards' results by default (under the
+	// Job's name).
+	StudyResultsPrefix = "s3://" + objstore.DefaultBucket + "/studies/"
+	// studyGracePeriod lets a pod told to stop push what it has (aware
+	// study bounds its last push at 2 minutes).
+	studyGracePeriod = 150
 )
+
+// resultsURL is an s3://BUCKET/PREFIX folder; aware study checks the
+// prefix's segments.
+var resultsURL = regexp.MustCompile(`^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^/]+)*/?$`)
 
 // StudyJobSpec says which studies the study Job runs, at what size, on
 // how many shards.
@@ -50,6 +63,11 @@ type StudyJobSpec struct {
 	Shards int
 	// Parallelism caps the pods running at once (0: all Shards).
 	Parallelism int
+	// Results is the object store's folder s3://BUCKET/PREFIX where each
+	// shard keeps its output, under shard-I-of-N ("":
+	// StudyResultsPrefix + Name); `aware study merge STUDY Results` puts
+	// them together.
+	Results string
 }
 
 // validate reports every problem in s, each naming its field.
@@ -85,6 +103,9 @@ func (s StudyJobSpec) validate() error {
 	if s.Parallelism < 0 {
 		errs = append(errs, fmt.Errorf("parallelism %d: must not be negative", s.Parallelism))
 	}
+	if !resultsURL.MatchString(s.Results) {
+		errs = append(errs, fmt.Errorf("results %q: want s3://BUCKET/PREFIX (a bucket name of 3-63 lower-case letters, digits, dots and hyphens)", s.Results))
+	}
 	return errors.Join(errs...)
 }
 
@@ -92,17 +113,22 @@ func (s StudyJobSpec) validate() error {
 // run `aware study <studies> --<size>` sharded on the cluster: completion
 // index k (0-based) runs shard k+1 of s.Shards, so the Job's pods together
 // run every cell of every study once; put their output folders together
-// with `aware study merge`. The pods run the project's image without a
-// shell (it has none): `--shard-index-env JOB_COMPLETION_INDEX --shards n`
-// has the binary read its index from the variable the Job controller sets.
-// Each pod writes to an emptyDir at StudyOutDir and has the testbed's
-// object store in AWARE_S3_ENDPOINT, AWARE_S3_ACCESS_KEY and
-// AWARE_S3_SECRET_KEY, for its results to outlive it. o must have been
-// through WithDefaults and have the external services on (their Secret
-// holds the store's keys).
+// with `aware study merge STUDY s3://…` from the object store. The pods
+// run the project's image without a shell (it has none):
+// `--shard-index-env JOB_COMPLETION_INDEX --shards n` has the binary read
+// its index from the variable the Job controller sets. Each pod writes to
+// an emptyDir at StudyOutDir, which `--results` keeps in the testbed's
+// object store (AWARE_S3_ENDPOINT, AWARE_S3_ACCESS_KEY,
+// AWARE_S3_SECRET_KEY) under s.Results/shard-I-of-N as it runs: a pod
+// retried after a failure resumes from it. o must have been through
+// WithDefaults and have the external services on (their Secret holds the
+// store's keys).
 func StudyJob(o Options, s StudyJobSpec) ([]client.Object, error) {
 	if s.Name == "" {
 		s.Name = StudyName
+	}
+	if s.Results == "" {
+		s.Results = StudyResultsPrefix + s.Name
 	}
 	if err := s.validate(); err != nil {
 		return nil, fmt.Errorf("manifests: study job: %w", err)
@@ -124,6 +150,7 @@ func StudyJob(o Options, s StudyJobSpec) ([]client.Object, error) {
 		// (the default) would be the node's.
 		"--workers=1",
 		"--out="+StudyOutDir,
+		"--results="+strings.TrimSuffix(s.Results, "/"),
 	)
 	secret := func(env, key string) corev1.EnvVar {
 		return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
@@ -141,9 +168,10 @@ func StudyJob(o Options, s StudyJobSpec) ([]client.Object, error) {
 			BackoffLimitPerIndex: ptr(int32(1)),
 			Template: corev1.PodTemplateSpec{
 				Spec: corev1.PodSpec{
-					RestartPolicy:                corev1.RestartPolicyNever,
-					ServiceAccountName:           StudyName,
-					AutomountServiceAccountToken: ptr(false),
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					TerminationGracePeriodSeconds: ptr(int64(studyGracePeriod)),
+					ServiceAccountName:            StudyName,
+					AutomountServiceAccountToken:  ptr(false),
 					Containers: []corev1.Container{{
 						Name: container, Image: o.Images.Aware, Args: args,
 						Env: []corev1.EnvVar{

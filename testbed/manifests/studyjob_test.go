@@ -53,11 +53,11 @@ func TestStudyJobObjects(t *testing.T) {
 		wantSize, notSize string
 	}{
 		{"full on 4", goldenStudyJob(), "aware-study", 4, 4,
-			[]string{"study", "bootstrapping", "serving", "--full", "--shard-index-env=JOB_COMPLETION_INDEX", "--shards=4", "--workers=1", "--out=/out"}, nil, "--full", "--quick"},
+			[]string{"study", "bootstrapping", "serving", "--full", "--shard-index-env=JOB_COMPLETION_INDEX", "--shards=4", "--workers=1", "--out=/out", "--results=s3://aware/studies/aware-study"}, nil, "--full", "--quick"},
 		{"parallelism caps", manifests.StudyJobSpec{Name: "serving-quick", Studies: []string{"serving"}, Size: manifests.StudyQuick, Shards: 10, Parallelism: 3},
-			"serving-quick", 3, 10, []string{"study", "serving", "--quick", "--shard-index-env=JOB_COMPLETION_INDEX", "--shards=10", "--workers=1", "--out=/out"}, nil, "--quick", "--full"},
-		{"parallelism above shards", manifests.StudyJobSpec{Studies: []string{"adaptation"}, Size: manifests.StudyQuick, Shards: 2, Parallelism: 8},
-			"aware-study", 2, 2, []string{"study", "adaptation", "--quick", "--shard-index-env=JOB_COMPLETION_INDEX", "--shards=2", "--workers=1", "--out=/out"}, nil, "--quick", "--full"},
+			"serving-quick", 3, 10, []string{"study", "serving", "--quick", "--shard-index-env=JOB_COMPLETION_INDEX", "--shards=10", "--workers=1", "--out=/out", "--results=s3://aware/studies/serving-quick"}, nil, "--quick", "--full"},
+		{"parallelism above shards", manifests.StudyJobSpec{Studies: []string{"adaptation"}, Size: manifests.StudyQuick, Shards: 2, Parallelism: 8, Results: "s3://results.example/runs/2026-11-29/"},
+			"aware-study", 2, 2, []string{"study", "adaptation", "--quick", "--shard-index-env=JOB_COMPLETION_INDEX", "--shards=2", "--workers=1", "--out=/out", "--results=s3://results.example/runs/2026-11-29"}, nil, "--quick", "--full"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs, err := manifests.StudyJob(studyOptions(t), tc.spec)
@@ -86,6 +86,8 @@ func TestStudyJobObjects(t *testing.T) {
 			assert.Nil(t, s.PodFailurePolicy)
 			pod := s.Template.Spec
 			assert.Equal(t, corev1.RestartPolicyNever, pod.RestartPolicy)
+			require.NotNil(t, pod.TerminationGracePeriodSeconds)
+			assert.Greater(t, *pod.TerminationGracePeriodSeconds, int64(120), "time for the last push, which aware study bounds at 2 minutes")
 			assert.Equal(t, "aware-study", pod.ServiceAccountName)
 			require.Len(t, pod.Containers, 1)
 			c := pod.Containers[0]
@@ -162,6 +164,9 @@ func TestStudyJobErrors(t *testing.T) {
 		{"negative parallelism", with(func(s *manifests.StudyJobSpec) { s.Parallelism = -1 }), []string{"parallelism -1"}},
 		{"bad job name", with(func(s *manifests.StudyJobSpec) { s.Name = "Study" }), []string{`name "Study"`}},
 		{"long job name", with(func(s *manifests.StudyJobSpec) { s.Name = strings.Repeat("a", 62) }), []string{"at most 61 characters with 4 shards"}},
+		{"results not s3", with(func(s *manifests.StudyJobSpec) { s.Results = "/out/results" }), []string{`results "/out/results": want s3://BUCKET/PREFIX`}},
+		{"results bucket", with(func(s *manifests.StudyJobSpec) { s.Results = "s3://Results/x" }), []string{`results "s3://Results/x"`}},
+		{"results empty segment", with(func(s *manifests.StudyJobSpec) { s.Results = "s3://aware/a//b" }), []string{`results "s3://aware/a//b"`}},
 		{"all at once", manifests.StudyJobSpec{Size: "x", Shards: -1}, []string{"studies: none named", `size "x"`, "shards -1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"sort"
 	"sync"
 
 	"github.com/minio/minio-go/v7"
@@ -224,4 +225,18 @@ func (c *Client) Delete(ctx context.Context, key string) error {
 		return c.describe(fmt.Sprintf("delete %q", key), err)
 	}
 	return nil
+}
+
+// List returns the keys of the objects under prefix (every level below it),
+// in lexical order. Use a prefix ending in "/" for a folder's objects.
+func (c *Client) List(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	for obj := range c.mc.ListObjects(ctx, c.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, c.describe(fmt.Sprintf("list %q", prefix), obj.Err)
+		}
+		keys = append(keys, obj.Key)
+	}
+	sort.Strings(keys)
+	return keys, nil
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,4 +297,22 @@ func TestStartLocalReportsServerOutput(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "exited during start")
 	assert.ErrorContains(t, err, "fatal: simulated failure")
+}
+
+func TestList(t *testing.T) {
+	c := connect(t)
+	ctx := t.Context()
+	keys := []string{"list/b/2.json", "list/a/1.json", "list/a/sub/3.json", "listing/other.json"}
+	for _, k := range keys {
+		require.NoError(t, c.Put(ctx, k, strings.NewReader(k), int64(len(k))))
+	}
+	got, err := c.List(ctx, "list/")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"list/a/1.json", "list/a/sub/3.json", "list/b/2.json"}, got, "every level below the prefix, sorted; not list*")
+	got, err = c.List(ctx, "list/a/")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"list/a/1.json", "list/a/sub/3.json"}, got)
+	got, err = c.List(ctx, "nothing/")
+	require.NoError(t, err)
+	assert.Empty(t, got)
 }

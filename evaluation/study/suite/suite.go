@@ -272,6 +272,9 @@ type Options struct {
 	// Testbed is the running testbed the studies run on with
 	// Variant.Testbed (Attach, or Up for the run and Down after).
 	Testbed Testbed
+	// Results, with a URL, keeps Out in an object store (Run); Merge
+	// takes shard arguments that are URLs with its Connect.
+	Results Results
 }
 
 // Testbed says which testbed the studies run on: the local testbed in Dir
@@ -326,7 +329,7 @@ func (o Options) bed(ctx context.Context) (b *testbedrun.Bed, down func() error,
 
 // Run runs the named studies in order and, when they ran whole, writes
 // Out/index.md linking their reports and listing every headline.
-func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) {
+func Run(ctx context.Context, names []string, o Options) (entries []study.Entry, err error) {
 	if o.Mode != Quick && o.Mode != Full {
 		return nil, fmt.Errorf("mode %q: want %s or %s", o.Mode, Quick, Full)
 	}
@@ -372,6 +375,13 @@ func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) 
 		}
 		return nil, nil
 	}
+	if o.Results.URL != "" {
+		stop, serr := o.startResults(ctx)
+		if serr != nil {
+			return nil, serr
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+	}
 	var bed *testbedrun.Bed
 	run := func(s Study) lab.Run {
 		return lab.Run{Lab: l, Policies: pol, Dir: filepath.Join(o.Out, s.Name), Shard: o.Shard, Workers: workers, Progress: o.Progress,
@@ -397,7 +407,6 @@ func Run(ctx context.Context, names []string, o Options) ([]study.Entry, error) 
 	if err := runTestbed(ctx, studies, o, run); err != nil {
 		return nil, err
 	}
-	var entries []study.Entry
 	// incomplete are the studies whose testbed cells missed rounds: their
 	// reports are written and the others still run (their testbed cells
 	// ran in the same batch); the run's error says so at the end.
@@ -512,7 +521,8 @@ func WriteIndex(out, mode string, entries []study.Entry) error {
 		"Direction: \"same direction\" when our 95 % interval lies wholly on the paper's side of 1, \"reversed\" when wholly on the other, \"inconclusive\" when it holds 1.")
 }
 
-// Merge puts the shards of the named study (folders of `--shard` runs)
+// Merge puts the shards of the named study (folders of `--shard` runs, or
+// the URL of a run whose Results kept them there: every shard below it)
 // together in o.Out/<name> and writes its report.
 func Merge(ctx context.Context, name string, shards []string, o Options) (study.Report, error) {
 	s, err := Find(name)
@@ -523,6 +533,11 @@ func Merge(ctx context.Context, name string, shards []string, o Options) (study.
 		return study.Report{}, err
 	}
 	dir := filepath.Join(o.Out, name)
+	shards, remove, err := fetchShards(ctx, name, shards, o.Results.Connect)
+	defer remove()
+	if err != nil {
+		return study.Report{}, fmt.Errorf("study: merge: %w", err)
+	}
 	if err := study.MergeDirs(dir, shards...); err != nil {
 		return study.Report{}, err
 	}

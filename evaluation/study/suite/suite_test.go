@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ var fake = Study{Name: "fake", Summary: "a test study",
 	Run: func(ctx context.Context, mode string, _ Variant, e lab.Run) (study.Report, error) {
 		plan := study.Plan{{Arm: "a", App: "app-0001", Seed: 1}, {Arm: "a", App: "app-0002", Seed: 1}}
 		spec := study.Spec[int]{Name: "fake", Dir: e.Dir, Config: mode, Plan: plan, Shard: e.Shard, Workers: e.Workers,
-			Cell: func(_ context.Context, c study.Cell) (int, error) { return len(c.App), nil },
+			Cell: func(_ context.Context, c study.Cell) (int, error) { fakeCells.Add(1); return len(c.App), nil },
 			Render: func(_ string, rs []int) (study.Report, error) {
 				h := study.Headline{Study: "fake", Figure: "f", Ours: study.Estimate{Value: float64(rs[0] + rs[1]), Lo: 1, Hi: 20, N: 2}, Paper: 2}
 				return study.Report{Title: "fake", Headlines: []study.Headline{h}}, nil
@@ -35,6 +36,9 @@ var fake = Study{Name: "fake", Summary: "a test study",
 		}
 		return study.Execute(ctx, spec)
 	}}
+
+// fakeCells counts the fake study's cells computed.
+var fakeCells atomic.Int64
 
 func init() { Register(fake) }
 
