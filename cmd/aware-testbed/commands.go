@@ -266,7 +266,7 @@ func newRenderCmd() *cobra.Command {
 				}
 			}
 			if len(job.Studies) > 0 && cfg.Target == testbed.TargetLocal {
-				return fmt.Errorf("--study-job with --target local: its nodes are kwok's and run no containers, so the Job's pods would never run; shard as processes instead: aware study NAMES --%s --shard I/N --results s3://BUCKET/PREFIX on each of N processes or machines, then aware study merge NAME s3://BUCKET/PREFIX (docs/testbed.md)", job.Size)
+				return fmt.Errorf("--study-job with --target local: its nodes are kwok's and run no containers, so the Job's pods would never run; shard as processes instead: aware study NAMES --quick|--full --shard I/N --results s3://BUCKET/PREFIX on each of N processes or machines, then aware study merge NAME s3://BUCKET/PREFIX (docs/testbed.md)")
 			}
 			if len(job.Studies) > 0 {
 				// The Job refers to the external services' Secret by
@@ -299,7 +299,7 @@ func newRenderCmd() *cobra.Command {
 	f.StringVar(&job.Size, "study-size", manifests.StudyQuick, "with --study-job: quick or full")
 	f.IntVar(&job.Shards, "study-shards", 1, "with --study-job: shards, one pod per completion index")
 	f.IntVar(&job.Parallelism, "study-parallelism", 0, "with --study-job: pods at once (0: all)")
-	f.StringVar(&job.Results, "study-results", "", "with --study-job: the object store's folder s3://BUCKET/PREFIX where the shards keep their results (default s3://aware/studies/<job name>); aware study merge STUDY s3://BUCKET/PREFIX puts them together")
+	f.StringVar(&job.Results, "study-results", "", "with --study-job: the object store's folder s3://BUCKET/PREFIX where the shards keep their results (default s3://aware/studies/<job name>, so a Job applied again under its name resumes there: give each run its own); aware study merge STUDY s3://BUCKET/PREFIX puts them together")
 	return cmd
 }
 

@@ -61,7 +61,7 @@ func TestRenderStudyJob(t *testing.T) {
 	assert.Contains(t, out, "--results=s3://runs/nightly/42")
 
 	_, err = run(t, "render", "--target", "local", "--study-job", "serving")
-	assert.ErrorContains(t, err, "its nodes are kwok's and run no containers, so the Job's pods would never run; shard as processes instead: aware study NAMES --quick --shard I/N")
+	assert.ErrorContains(t, err, "its nodes are kwok's and run no containers, so the Job's pods would never run; shard as processes instead: aware study NAMES --quick|--full --shard I/N")
 	_, err = run(t, "render", "--target", "kubeconfig", "--study-job", "serving", "--study-results", "/tmp/x")
 	assert.ErrorContains(t, err, `results "/tmp/x": want s3://BUCKET/PREFIX`)
 	_, err = run(t, "render", "--target", "kubeconfig", "--study-results", "s3://aware/x")

@@ -221,7 +221,7 @@ its report); --meta lets the adaptation study's AWARE start from an aware meta t
 	f.StringVar(&fl.shard, "shard", "", "run only shard i of n of every study's cells (e.g. 2/4); merge the shards' --out folders with aware study merge")
 	f.StringVar(&fl.shardEnv, "shard-index-env", "", "with --shards N: run the shard whose 0-based index is in this environment variable (JOB_COMPLETION_INDEX in a Kubernetes Indexed Job: docs/testbed.md)")
 	f.IntVar(&fl.shards, "shards", 0, "with --shard-index-env: how many shards there are")
-	f.StringVar(&fl.results, "results", "", "keep --out in an S3-compatible store as well, at s3://BUCKET/PREFIX/shard-I-of-N (endpoint and keys in AWARE_S3_ENDPOINT, AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY): pulled first, so a retried shard resumes, pushed every 30s and at the end; aware study merge STUDY s3://BUCKET/PREFIX puts the shards together")
+	f.StringVar(&fl.results, "results", "", "keep --out in an S3-compatible store as well, at s3://BUCKET/PREFIX/shard-I-of-N (endpoint and keys in AWARE_S3_ENDPOINT, AWARE_S3_ACCESS_KEY, AWARE_S3_SECRET_KEY): pulled first, so a retried shard resumes (files already in --out are kept as the newer), pushed every 30s, at once when told to stop and at the end; aware study merge STUDY s3://BUCKET/PREFIX puts the shards together")
 	f.IntVar(&fl.workers, "workers", fl.workers, "cells run at once")
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print each study's expected wall time and stop")
 	cmd.AddCommand(newStudyMergeCmd())

@@ -130,11 +130,22 @@ func checkConfig(path string, cfg any) error {
 	case err != nil:
 		return err
 	case !bytes.Equal(canonical(old), canonical(b)):
-		return fmt.Errorf("%s holds cells of another configuration (%s) than this run's (%s): use another folder, or remove it to start over",
-			filepath.Dir(path), oneLine(old), oneLine(b))
+		return otherConfigError{dir: filepath.Dir(path), old: oneLine(old), new: oneLine(b)}
 	}
 	return nil
 }
+
+// ErrOtherConfig matches the error of a folder that holds cells of another
+// configuration than the run's.
+var ErrOtherConfig = errors.New("study: a folder of another configuration")
+
+type otherConfigError struct{ dir, old, new string }
+
+func (e otherConfigError) Error() string {
+	return fmt.Sprintf("%s holds cells of another configuration (%s) than this run's (%s): use another folder, or remove it to start over", e.dir, e.old, e.new)
+}
+
+func (e otherConfigError) Is(target error) bool { return target == ErrOtherConfig }
 
 // recordCommit records the commit of the first run in path and returns
 // it with this run's.

@@ -43,9 +43,23 @@ const (
 	studyGracePeriod = 150
 )
 
-// resultsURL is an s3://BUCKET/PREFIX folder; aware study checks the
-// prefix's segments.
-var resultsURL = regexp.MustCompile(`^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^/]+)*/?$`)
+// resultsURL is an s3://BUCKET/PREFIX folder whose prefix's segments are
+// names (not "." or "..", no backslash or NUL): what aware study's
+// --results takes (evaluation/study/mirror.ParseURL, which this package
+// may not import).
+var resultsURL = regexp.MustCompile(`^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^/\\\x00]+)*/?$`)
+
+func validResults(u string) bool {
+	if !resultsURL.MatchString(u) {
+		return false
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(u, "s3://"), "/")[1:] {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
 
 // StudyJobSpec says which studies the study Job runs, at what size, on
 // how many shards.
@@ -103,8 +117,8 @@ func (s StudyJobSpec) validate() error {
 	if s.Parallelism < 0 {
 		errs = append(errs, fmt.Errorf("parallelism %d: must not be negative", s.Parallelism))
 	}
-	if !resultsURL.MatchString(s.Results) {
-		errs = append(errs, fmt.Errorf("results %q: want s3://BUCKET/PREFIX (a bucket name of 3-63 lower-case letters, digits, dots and hyphens)", s.Results))
+	if !validResults(s.Results) {
+		errs = append(errs, fmt.Errorf("results %q: want s3://BUCKET/PREFIX (a bucket name of 3-63 lower-case letters, digits, dots and hyphens; the prefix's segments names, not . or .., without backslash)", s.Results))
 	}
 	return errors.Join(errs...)
 }
@@ -166,6 +180,10 @@ func StudyJob(o Options, s StudyJobSpec) ([]client.Object, error) {
 			Completions:          ptr(n),
 			Parallelism:          ptr(parallelism),
 			BackoffLimitPerIndex: ptr(int32(1)),
+			// A replacement pod starts once the one it replaces has failed,
+			// not while that one is still pushing its results in its grace
+			// period: it pulls them, and resumes from them.
+			PodReplacementPolicy: ptr(batchv1.Failed),
 			Template: corev1.PodTemplateSpec{
 				Spec: corev1.PodSpec{
 					RestartPolicy:                 corev1.RestartPolicyNever,

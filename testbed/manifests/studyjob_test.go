@@ -82,6 +82,8 @@ func TestStudyJobObjects(t *testing.T) {
 			assert.Equal(t, tc.completions, *s.Completions)
 			assert.Equal(t, tc.parallelism, *s.Parallelism)
 			assert.Equal(t, int32(1), *s.BackoffLimitPerIndex)
+			require.NotNil(t, s.PodReplacementPolicy)
+			assert.Equal(t, batchv1.Failed, *s.PodReplacementPolicy, "no replacement while the old pod pushes in its grace period")
 			assert.Nil(t, s.MaxFailedIndexes)
 			assert.Nil(t, s.PodFailurePolicy)
 			pod := s.Template.Spec
@@ -167,6 +169,9 @@ func TestStudyJobErrors(t *testing.T) {
 		{"results not s3", with(func(s *manifests.StudyJobSpec) { s.Results = "/out/results" }), []string{`results "/out/results": want s3://BUCKET/PREFIX`}},
 		{"results bucket", with(func(s *manifests.StudyJobSpec) { s.Results = "s3://Results/x" }), []string{`results "s3://Results/x"`}},
 		{"results empty segment", with(func(s *manifests.StudyJobSpec) { s.Results = "s3://aware/a//b" }), []string{`results "s3://aware/a//b"`}},
+		{"results dot-dot", with(func(s *manifests.StudyJobSpec) { s.Results = "s3://aware/../x" }), []string{`results "s3://aware/../x"`}},
+		{"results dot", with(func(s *manifests.StudyJobSpec) { s.Results = "s3://aware/./x" }), []string{`results "s3://aware/./x"`}},
+		{"results backslash", with(func(s *manifests.StudyJobSpec) { s.Results = `s3://aware/a\b` }), []string{`results "s3://aware/a\\b"`}},
 		{"all at once", manifests.StudyJobSpec{Size: "x", Shards: -1}, []string{"studies: none named", `size "x"`, "shards -1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

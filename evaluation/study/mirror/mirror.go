@@ -10,8 +10,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/aware-autoscaler/aware/internal/atomicfile"
@@ -33,10 +35,20 @@ type Store interface {
 // minutes each at the paper's scale).
 const DefaultEvery = 30 * time.Second
 
-// stamp is what a file looked like when it was last pushed or pulled.
+// stamp is what a file looked like when it was last pushed or pulled (an
+// atomic rewrite gives a new inode even within one timestamp tick).
 type stamp struct {
-	size int64
-	mod  time.Time
+	size  int64
+	mod   time.Time
+	inode uint64
+}
+
+func stampOf(info fs.FileInfo) stamp {
+	st := stamp{size: info.Size(), mod: info.ModTime()}
+	if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+		st.inode = sys.Ino
+	}
+	return st
 }
 
 // Mirror keeps the folder Dir in the store's folder URL.
@@ -49,13 +61,17 @@ type Mirror struct {
 	mu     sync.Mutex // one push or pull at a time
 	synced map[string]stamp
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	stop chan struct{}
+	done chan struct{}
 }
 
 // New returns a mirror of the local folder dir in the store's folder u;
-// store is connected to u.Bucket.
+// store is connected to u.Bucket. A dir that is a symbolic link is
+// followed once, here.
 func New(store Store, u URL, dir string) *Mirror {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	return &Mirror{store: store, url: u, dir: dir, log: slog.Default(), synced: map[string]stamp{}}
 }
 
@@ -85,29 +101,43 @@ func (m *Mirror) Pull(ctx context.Context) (int, error) {
 }
 
 // Push sends the local folder's files that are new or changed since they
-// were last pushed or pulled, and returns how many it sent. A file that
-// fails is tried again at the next Push; the others are still sent. Files
-// whose names start with a dot (an atomic write's temporary file) are
-// not sent; nothing is deleted from the store.
-func (m *Mirror) Push(ctx context.Context) (int, error) {
+// were last pushed or pulled, oldest first, and returns how many it sent.
+// It stops at the first file the store refuses: the store then holds every
+// file as it was at some moment, so that a file naming another (a
+// checkpoint's index) never arrives without it. (The periodic pushes of a
+// started mirror also leave files changed after they began for the next
+// one, since the run is still writing.) Names starting with a dot
+// (an atomic write's temporary file) are not sent; a symbolic link or a
+// name the store's folder cannot map back is reported, and nothing is
+// deleted from the store.
+func (m *Mirror) Push(ctx context.Context) (int, error) { return m.push(ctx, true) }
+
+// push is Push; unless settled (the writers are done), files changed
+// after it began wait for the next push.
+func (m *Mirror) push(ctx context.Context, settled bool) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
+	began := time.Now()
+	type pending struct {
+		path, rel string
+		st        stamp
+	}
+	var todo []pending
 	var errs []error
 	walk := filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == m.dir && errors.Is(err, fs.ErrNotExist) {
-				return filepath.SkipDir // nothing written yet
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // not written yet, or removed since the walk listed it
 			}
 			return err
 		}
-		if strings.HasPrefix(d.Name(), ".") && p != m.dir {
+		if p == m.dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
 			return nil
 		}
 		rel, err := filepath.Rel(m.dir, p)
@@ -115,20 +145,43 @@ func (m *Mirror) Push(ctx context.Context) (int, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		sent, err := m.pushFile(ctx, p, rel)
-		if err != nil {
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			errs = append(errs, fmt.Errorf("%s: a symbolic link: the mirror sends regular files and folders only", rel))
+			return nil
+		case d.IsDir() || !d.Type().IsRegular():
+			return nil
 		}
-		if sent {
-			n++
+		if err := checkKey(rel); err != nil {
+			errs = append(errs, fmt.Errorf("not sent: %w", err))
+			return nil
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st := stampOf(info); m.synced[rel] != st && (settled || !info.ModTime().After(began)) {
+			todo = append(todo, pending{p, rel, st})
 		}
 		return nil
 	})
 	if walk != nil {
 		errs = append(errs, walk)
+	}
+	sort.SliceStable(todo, func(a, b int) bool { return todo[a].st.mod.Before(todo[b].st.mod) })
+	n := 0
+	for _, f := range todo {
+		sent, err := m.pushFile(ctx, f.path, f.rel)
+		if err != nil {
+			errs = append(errs, err, fmt.Errorf("%d newer files wait for the next push", len(todo)-n-1))
+			break
+		}
+		if sent {
+			n++
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return n, fmt.Errorf("mirror: push %s to %s: %w", m.dir, m.url, err)
@@ -150,7 +203,7 @@ func (m *Mirror) pushFile(ctx context.Context, p, rel string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	st := stamp{size: info.Size(), mod: info.ModTime()}
+	st := stampOf(info)
 	if m.synced[rel] == st {
 		return false, nil
 	}
@@ -175,9 +228,15 @@ func WithEvery(d time.Duration) Option { return func(o *options) { o.every = d }
 // WithLogger sets where a failed periodic push is logged (slog.Default).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
+// PushTimeout bounds each push of a started mirror.
+const PushTimeout = 2 * time.Minute
+
 // Start pulls the store folder into dir, then pushes dir at an interval
 // until Stop, which pushes once more. A failed periodic push is logged and
-// its files are tried again at the next one.
+// its files are tried again at the next one. When ctx ends (the process is
+// told to stop) the mirror pushes at once, without waiting for the run to
+// wind down, and then only at Stop; pushes run on a context of their own,
+// bounded by PushTimeout.
 func Start(ctx context.Context, store Store, u URL, dir string, opts ...Option) (*Mirror, error) {
 	o := options{every: DefaultEvery, log: slog.Default()}
 	for _, opt := range opts {
@@ -191,35 +250,46 @@ func Start(ctx context.Context, store Store, u URL, dir string, opts ...Option) 
 	if _, err := m.Pull(ctx); err != nil {
 		return nil, err
 	}
-	loop, cancel := context.WithCancel(ctx)
-	m.cancel, m.done = cancel, make(chan struct{})
-	go m.run(loop, o.every)
+	stop := make(chan struct{})
+	m.stop, m.done = stop, make(chan struct{})
+	go m.run(ctx, stop, o.every)
 	return m, nil
 }
 
-func (m *Mirror) run(ctx context.Context, every time.Duration) {
+func (m *Mirror) run(ctx context.Context, stop <-chan struct{}, every time.Duration) {
 	defer close(m.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	done := ctx.Done()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-stop:
 			return
+		case <-done:
+			done = nil // once
+			t.Stop()
+			m.pushLogged(context.WithoutCancel(ctx), "the run is stopping")
 		case <-t.C:
-			if n, err := m.Push(ctx); err != nil && ctx.Err() == nil {
-				m.log.Warn("mirror: periodic push failed; trying again at the next", "url", m.url.String(), "sent", n, "err", err)
-			}
+			m.pushLogged(context.WithoutCancel(ctx), "periodic")
 		}
+	}
+}
+
+func (m *Mirror) pushLogged(ctx context.Context, why string) {
+	ctx, cancel := context.WithTimeout(ctx, PushTimeout)
+	defer cancel()
+	if n, err := m.push(ctx, false); err != nil {
+		m.log.Warn("mirror: push failed; trying again at the next", "why", why, "url", m.url.String(), "sent", n, "err", err)
 	}
 }
 
 // Stop ends the periodic pushes and pushes what is left with ctx (give it
 // its own deadline: the run's context may be cancelled already).
 func (m *Mirror) Stop(ctx context.Context) error {
-	if m.cancel != nil {
-		m.cancel()
+	if m.stop != nil {
+		close(m.stop)
 		<-m.done
-		m.cancel = nil
+		m.stop = nil
 	}
 	_, err := m.Push(ctx)
 	return err
@@ -240,6 +310,9 @@ func download(ctx context.Context, store Store, u URL, dir string, got func(rel 
 	n := 0
 	for _, key := range keys {
 		rel := strings.TrimPrefix(key, prefix)
+		if rel == "" || strings.HasSuffix(rel, "/") {
+			continue // a folder marker some tools create
+		}
 		if err := checkKey(rel); err != nil {
 			return n, fmt.Errorf("key %q: %w", key, err)
 		}
@@ -257,7 +330,7 @@ func download(ctx context.Context, store Store, u URL, dir string, got func(rel 
 		if err != nil {
 			return n, err
 		}
-		got(rel, stamp{size: info.Size(), mod: info.ModTime()})
+		got(rel, stampOf(info))
 		n++
 	}
 	return n, nil

@@ -119,6 +119,12 @@ func TestPushRetriesWhatFailed(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.json", "a")
 	write(t, dir, "b.json", "b")
+	write(t, dir, "c.json", "c")
+	// Written in the order a, b, c.
+	for i, name := range []string{"a.json", "b.json", "c.json"} {
+		at := time.Date(2026, 11, 29, 10, 0, i, 0, time.UTC)
+		require.NoError(t, os.Chtimes(filepath.Join(dir, name), at, at))
+	}
 	refuse := errors.New("503 slow down")
 	store.FailPut = func(key string) error {
 		if key == "p/b.json" {
@@ -128,14 +134,17 @@ func TestPushRetriesWhatFailed(t *testing.T) {
 	}
 	m := mirror.New(store, mirror.URL{Bucket: "aware", Prefix: "p"}, dir)
 	n, err := m.Push(ctx)
-	assert.Equal(t, 1, n, "a is sent though b fails")
+	assert.Equal(t, 1, n, "a, older than b, is sent")
 	require.ErrorIs(t, err, refuse)
 	assert.ErrorContains(t, err, "b.json")
+	assert.ErrorContains(t, err, "1 newer files wait for the next push")
+	_, ok := store.Object("p/c.json")
+	assert.False(t, ok, "c, newer than b, waits: the store never holds c without b")
 	store.FailPut = nil
 	n, err = m.Push(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "b, tried again")
-	_, ok := store.Object("p/b.json")
+	assert.Equal(t, 2, n, "b, tried again, then c")
+	_, ok = store.Object("p/b.json")
 	assert.True(t, ok)
 }
 
@@ -174,4 +183,57 @@ func TestStartPushesPeriodically(t *testing.T) {
 	write(t, dir, "cell.json", "c")
 	assert.Eventually(t, func() bool { _, ok := store.Object("p/cell.json"); return ok }, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, m.Stop(ctx))
+}
+
+func TestPushLinksAndNames(t *testing.T) {
+	ctx := context.Background()
+	store := mirror.NewMemStore()
+	real := t.TempDir()
+	write(t, real, "serving/cells/a.json", "a")
+	link := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, os.Symlink(real, link))
+	// --out a symbolic link to the folder: followed.
+	n, err := mirror.New(store, mirror.URL{Bucket: "aware", Prefix: "p"}, link).Push(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	_, ok := store.Object("p/serving/cells/a.json")
+	assert.True(t, ok)
+
+	// Inside it, a link or a name the store's folder cannot map back is
+	// reported, and the other files still go.
+	require.NoError(t, os.Symlink(filepath.Join(real, "serving"), filepath.Join(real, "elsewhere")))
+	write(t, real, `odd\name.json`, "x")
+	write(t, real, "serving/cells/b.json", "b")
+	n, err = mirror.New(store, mirror.URL{Bucket: "aware", Prefix: "q"}, real).Push(ctx)
+	assert.Equal(t, 2, n)
+	assert.ErrorContains(t, err, "elsewhere: a symbolic link")
+	assert.ErrorContains(t, err, `not sent: "odd\\name.json"`)
+}
+
+func TestPullSkipsFolderMarkers(t *testing.T) {
+	ctx := context.Background()
+	store := mirror.NewMemStore()
+	for _, k := range []string{"p/", "p/serving/", "p/serving/a.json"} {
+		require.NoError(t, store.Put(ctx, k, readerOf(""), 0))
+	}
+	dir := t.TempDir()
+	n, err := mirror.New(store, mirror.URL{Bucket: "aware", Prefix: "p"}, dir).Pull(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.FileExists(t, filepath.Join(dir, "serving", "a.json"))
+}
+
+// TestStartPushesWhenTheRunStops: a process told to stop (its context
+// cancelled) pushes at once, before the run has wound down and Stop is
+// called; the push has a context of its own.
+func TestStartPushesWhenTheRunStops(t *testing.T) {
+	store := mirror.NewMemStore()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	m, err := mirror.Start(ctx, store, mirror.URL{Bucket: "aware", Prefix: "p"}, dir, mirror.WithEvery(time.Hour))
+	require.NoError(t, err)
+	write(t, dir, "cell.json", "c")
+	cancel()
+	assert.Eventually(t, func() bool { _, ok := store.Object("p/cell.json"); return ok }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, m.Stop(context.Background()))
 }

@@ -35,7 +35,7 @@ func parseShardName(s string) (i, n int, ok bool) {
 // store folder u into dir/<shard>/<sub>, and returns those folders in
 // shard order. It refuses a folder without shards, with shards of
 // different counts, with a shard missing, or with a shard that holds no
-// sub. Files dir already holds are kept (a fetch interrupted resumes).
+// sub. Give it an empty dir: a file dir already holds is kept as it is.
 func Fetch(ctx context.Context, store Store, u URL, sub, dir string) ([]string, error) {
 	if err := checkKey(sub); err != nil {
 		return nil, fmt.Errorf("mirror: fetch %s: folder %w", u, err)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/mirror"
 )
 
@@ -53,7 +55,11 @@ func (o Options) startResults(ctx context.Context) (stop func() error, err error
 	if every == 0 {
 		every = mirror.DefaultEvery
 	}
-	m, err := mirror.Start(ctx, store, u, o.Out, mirror.WithEvery(every))
+	opts := []mirror.Option{mirror.WithEvery(every)}
+	if o.Log != nil {
+		opts = append(opts, mirror.WithLogger(slog.New(slog.NewTextHandler(o.Log, nil))))
+	}
+	m, err := mirror.Start(ctx, store, u, o.Out, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +73,16 @@ func (o Options) startResults(ctx context.Context) (stop func() error, err error
 		fmt.Fprintf(o.Log, "results: pushed to %s\n", u)
 		return nil
 	}, nil
+}
+
+// hint adds to a run's error that a folder refused for another
+// configuration may have come from the store: the folder to clear, or to
+// replace by another --results, is there.
+func (r Results) hint(err error) error {
+	if err == nil || r.URL == "" || !errors.Is(err, study.ErrOtherConfig) {
+		return err
+	}
+	return fmt.Errorf("%w (the run pulled its folder from %s first: give the run another --results, or remove that folder of the store)", err, r.URL)
 }
 
 // fetchShards replaces each shard argument that is a store's URL (a run's
@@ -93,7 +109,7 @@ func fetchShards(ctx context.Context, name string, shards []string, connect Conn
 		}
 		if tmp == "" {
 			if tmp, err = os.MkdirTemp("", "aware-merge-"); err != nil {
-				return nil, remove, fmt.Errorf("study: merge: %w", err)
+				return nil, remove, err
 			}
 			remove = func() { _ = os.RemoveAll(tmp) }
 		}

@@ -107,3 +107,19 @@ func realStore(t *testing.T) *objstore.Local {
 	require.NoError(t, shared.err)
 	return shared.local
 }
+
+// TestResultsOfAnotherConfiguration: a run whose store folder holds
+// another configuration's cells is refused, and the error names the store
+// folder to clear, not only the local one.
+func TestResultsOfAnotherConfiguration(t *testing.T) {
+	ctx := context.Background()
+	mem := mirror.NewMemStore()
+	connect := func(context.Context, string) (mirror.Store, error) { return mem, nil }
+	o := Options{Out: t.TempDir(), Mode: Quick, Lab: smallLab(), Workers: 1, Log: &bytes.Buffer{}, Results: Results{URL: "s3://aware/r", Connect: connect}}
+	_, err := Run(ctx, []string{"fake"}, o)
+	require.NoError(t, err)
+	o.Out, o.Mode = t.TempDir(), Full
+	_, err = Run(ctx, []string{"fake"}, o)
+	require.ErrorIs(t, err, study.ErrOtherConfig)
+	assert.ErrorContains(t, err, "the run pulled its folder from s3://aware/r first")
+}

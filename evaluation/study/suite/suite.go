@@ -351,6 +351,15 @@ func Run(ctx context.Context, names []string, o Options) (entries []study.Entry,
 	if err != nil {
 		return nil, err
 	}
+	if o.Results.URL != "" && !o.DryRun {
+		// Pulled before anything reads Out: the policies, the estimate of
+		// what is left, the studies' cells.
+		stop, serr := o.startResults(ctx)
+		if serr != nil {
+			return nil, serr
+		}
+		defer func() { err = errors.Join(o.Results.hint(err), stop()) }()
+	}
 	pol, err := lab.OpenPolicies(filepath.Join(o.Out, "policies"), l)
 	if err != nil {
 		return nil, err
@@ -374,13 +383,6 @@ func Run(ctx context.Context, names []string, o Options) (entries []study.Entry,
 			fmt.Fprintf(o.Log, "%s: %s; expected %s\n", s.Name, s.Summary, expected(costs[i], workers, o.Shard))
 		}
 		return nil, nil
-	}
-	if o.Results.URL != "" {
-		stop, serr := o.startResults(ctx)
-		if serr != nil {
-			return nil, serr
-		}
-		defer func() { err = errors.Join(err, stop()) }()
 	}
 	var bed *testbedrun.Bed
 	run := func(s Study) lab.Run {
@@ -518,7 +520,7 @@ func runTestbed(ctx context.Context, studies []Study, o Options, run func(Study)
 func WriteIndex(out, mode string, entries []study.Entry) error {
 	return study.WriteIndex(filepath.Join(out, "index.md"), "AWARE-Go studies ("+mode+")", entries,
 		fmt.Sprintf("Commit %s. Each report says what ran (applications, seeds, traces, budgets) and how each figure is computed; results.json beside it holds every per-application, per-seed figure.", study.Commit()),
-		"Direction: \"same direction\" when our 95 % interval lies wholly on the paper's side of 1, \"reversed\" when wholly on the other, \"inconclusive\" when it holds 1.")
+		"Verdict, in size as well as direction: \"reaches the paper's size\" when our 95 % interval lies on the paper's side of 1 and holds the paper's ratio, \"beyond the paper's size\" when it lies wholly past it, \"same direction, smaller\" when it lies on the paper's side of 1 short of the paper's ratio, \"reversed\" when it lies wholly on the other side of 1, \"inconclusive\" when it holds 1.")
 }
 
 // Merge puts the shards of the named study (folders of `--shard` runs, or
@@ -533,16 +535,16 @@ func Merge(ctx context.Context, name string, shards []string, o Options) (study.
 		return study.Report{}, err
 	}
 	dir := filepath.Join(o.Out, name)
+	l, err := lab.New(o.Lab)
+	if err != nil {
+		return study.Report{}, err
+	}
 	shards, remove, err := fetchShards(ctx, name, shards, o.Results.Connect)
 	defer remove()
 	if err != nil {
 		return study.Report{}, fmt.Errorf("study: merge: %w", err)
 	}
 	if err := study.MergeDirs(dir, shards...); err != nil {
-		return study.Report{}, err
-	}
-	l, err := lab.New(o.Lab)
-	if err != nil {
 		return study.Report{}, err
 	}
 	// Rendering runs no cell: no policies are needed.
