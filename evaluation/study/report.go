@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"runtime/debug"
 	"strings"
@@ -60,29 +61,93 @@ type Headline struct {
 	Figure string   // e.g. "episodes to converge, TL / AWARE"
 	Ours   Estimate // the ratio and its interval
 	Paper  float64  // the paper's ratio (0: the paper gives none)
+	// Improvement is the probability that a unit's numerator exceeds its
+	// denominator (ties half), averaged over applications, with its
+	// interval (N 0: not computed).
+	Improvement Estimate
 }
 
-// Verdict says whether our interval shows the paper's direction: above 1
-// when the paper's ratio is above 1 (and below when below), reversed when
-// it lies wholly on the other side, inconclusive when it holds 1.
+// PairedHeadline is the headline ratio mean(num)/mean(den) of paired
+// units, its interval from the crossed bootstrap over the units' groups
+// (groups[i] as Unit.Groups, the application first; nil: every unit its
+// own draw), and the probability of improvement by application. A ratio
+// over a zero mean is not measured.
+func (b Bootstrap) PairedHeadline(study, figure string, num, den []float64, groups [][]string, paper float64) Headline {
+	h := Headline{Study: study, Figure: figure, Paper: paper}
+	if e, err := b.PairedRatio(num, den, groups); err == nil {
+		h.Ours = e
+	}
+	if e, err := b.PairedImprovement(num, den, groups); err == nil {
+		h.Improvement = e
+	}
+	return h
+}
+
+// PaperSide is the probability that a unit lies on the paper's side of 1:
+// Improvement for a paper's ratio above 1 (or none), its complement for
+// one below.
+func (h Headline) PaperSide() Estimate {
+	e := h.Improvement
+	if e.N == 0 || h.Paper == 0 || h.Paper >= 1 {
+		return e
+	}
+	return Estimate{Value: 1 - e.Value, Lo: 1 - e.Hi, Hi: 1 - e.Lo, N: e.N, Level: e.Level}
+}
+
+// Verdict says what our interval shows against the paper's ratio, in
+// size as well as direction: "reaches the paper's size" when it lies on
+// the paper's side of 1 and holds the paper's ratio, "beyond the paper's
+// size" when it lies wholly past it, "same direction, smaller" when it
+// lies on the paper's side of 1 short of the paper's ratio, "reversed"
+// when it lies wholly on the other side of 1, and "inconclusive" when it
+// holds 1 (saying whether it holds the paper's ratio too). Without a
+// paper's ratio it says on which side of 1 the interval lies.
 func (h Headline) Verdict() string {
-	if h.Ours.N == 0 {
-		return "not measured"
-	}
-	up := h.Paper >= 1
+	o := h.Ours
 	switch {
-	case h.Ours.Lo > 1 && up, h.Ours.Hi < 1 && !up:
-		return "same direction"
-	case h.Ours.Hi < 1 && up, h.Ours.Lo > 1 && !up:
-		return "reversed"
-	default:
-		return "inconclusive (interval holds 1)"
+	case o.N == 0:
+		return "not measured"
+	case math.IsNaN(o.Lo) || math.IsNaN(o.Hi):
+		return "inconclusive (no interval)"
+	case h.Paper <= 0:
+		switch {
+		case o.Lo > 1:
+			return "above 1 (no paper figure)"
+		case o.Hi < 1:
+			return "below 1 (no paper figure)"
+		}
+		return "inconclusive (interval holds 1; no paper figure)"
+	case h.Paper == 1:
+		if o.Lo <= 1 && o.Hi >= 1 {
+			return "reaches the paper's size (interval holds 1)"
+		}
+		return "differs from the paper's 1"
 	}
+	up := h.Paper > 1
+	holdsPaper := o.Lo <= h.Paper && h.Paper <= o.Hi
+	past := (up && o.Lo > h.Paper) || (!up && o.Hi < h.Paper)
+	switch {
+	case (up && o.Lo > 1) || (!up && o.Hi < 1):
+		switch {
+		case holdsPaper:
+			return "reaches the paper's size"
+		case past:
+			return "beyond the paper's size"
+		}
+		return "same direction, smaller"
+	case (up && o.Hi < 1) || (!up && o.Lo > 1):
+		return "reversed"
+	case holdsPaper:
+		return "inconclusive (interval holds 1 and the paper's)"
+	}
+	return "inconclusive (interval holds 1)"
 }
 
 // HeadlineTable is the table of headline ratios against the paper's.
 func HeadlineTable(hs []Headline) Table {
-	t := Table{Columns: []string{"study", "figure", "ours (95 % CI)", "paper", "direction"}}
+	t := Table{Columns: []string{"study", "figure", "ours (95 % CI)", "paper", "verdict", "P(a unit on the paper's side)"},
+		Notes: []string{"Intervals resample applications, not units, where a study's units share an application (a crossed bootstrap over the draws). " +
+			"The last column is the probability of improvement (Agarwal et al., NeurIPS 2021): the chance that, on an application, a unit's numerator exceeds its denominator (ties half), averaged over applications, taken on the paper's side of 1; 0.5 is a coin toss."}}
 	for _, h := range hs {
 		paper := "–"
 		if h.Paper > 0 {
@@ -92,7 +157,7 @@ func HeadlineTable(hs []Headline) Table {
 		if h.Ours.N > 0 {
 			ours = fmt.Sprintf("%s× [%s, %s]", num(h.Ours.Value), num(h.Ours.Lo), num(h.Ours.Hi))
 		}
-		t.Rows = append(t.Rows, []string{h.Study, h.Figure, ours, paper, h.Verdict()})
+		t.Rows = append(t.Rows, []string{h.Study, h.Figure, ours, paper, h.Verdict(), h.PaperSide().String()})
 	}
 	return t
 }

@@ -3,6 +3,7 @@ package study
 import (
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,10 +50,9 @@ func TestReportRendering(t *testing.T) {
 	require.NoError(t, HeadlineTable(hs).Markdown(&b))
 	golden(t, "report.golden.md", b.String())
 
-	assert.Equal(t, "same direction", hs[0].Verdict())
+	assert.Equal(t, "reaches the paper's size", hs[0].Verdict())
 	assert.Equal(t, "inconclusive (interval holds 1)", hs[1].Verdict())
 	assert.Equal(t, "reversed", hs[2].Verdict())
-	assert.Equal(t, "same direction", Headline{Ours: Estimate{Value: 0.5, Lo: 0.4, Hi: 0.6, N: 3}, Paper: 0.3}.Verdict(), "a ratio the paper puts below 1")
 
 	err := Table{Title: "x", Columns: []string{"a"}, Rows: [][]string{{"1", "2"}}}.Markdown(&b)
 	assert.ErrorContains(t, err, `table "x": a row of 2 cells under 1 columns`)
@@ -74,4 +74,36 @@ func TestResultsJSON(t *testing.T) {
 	assert.Equal(t, 5, got.Cells[1].Result.Episodes)
 	assert.NotEqual(t, "unknown", meta.Commit, "tests run in the checkout")
 	assert.ErrorContains(t, WriteResults(path, meta, p, []result{{}}), "1 results for 2 cells")
+}
+
+func TestVerdictWithMagnitude(t *testing.T) {
+	est := func(lo, hi float64) Estimate { return Estimate{Value: (lo + hi) / 2, Lo: lo, Hi: hi, N: 10} }
+	for _, tc := range []struct {
+		name  string
+		ours  Estimate
+		paper float64
+		want  string
+	}{
+		{"holds the paper's 5.5", est(3.9, 6.2), 5.5, "reaches the paper's size"},
+		{"1.67 against 5.5", est(1.61, 1.72), 5.5, "same direction, smaller"},
+		{"past the paper's", est(6, 8), 5.5, "beyond the paper's size"},
+		{"the paper's ratio at the interval's end", est(2, 5.5), 5.5, "reaches the paper's size"},
+		{"reversed", est(0.48, 0.94), 5.5, "reversed"},
+		{"holds 1", est(0.9, 1.3), 5.5, "inconclusive (interval holds 1)"},
+		{"holds 1 and the paper's", est(0.9, 6), 5.5, "inconclusive (interval holds 1 and the paper's)"},
+		{"Lo exactly 1", est(1, 1.5), 1.2, "inconclusive (interval holds 1 and the paper's)"},
+		{"below 1, reaching", est(0.2, 0.4), 0.3, "reaches the paper's size"},
+		{"below 1, smaller", est(0.5, 0.7), 0.3, "same direction, smaller"},
+		{"below 1, past", est(0.1, 0.2), 0.3, "beyond the paper's size"},
+		{"below 1, reversed", est(1.1, 1.4), 0.3, "reversed"},
+		{"paper says 1, agrees", est(0.9, 1.1), 1, "reaches the paper's size (interval holds 1)"},
+		{"paper says 1, differs", est(1.2, 1.4), 1, "differs from the paper's 1"},
+		{"no paper, above", est(1.2, 1.4), 0, "above 1 (no paper figure)"},
+		{"no paper, below", est(0.2, 0.4), 0, "below 1 (no paper figure)"},
+		{"no paper, holds 1", est(0.8, 1.4), 0, "inconclusive (interval holds 1; no paper figure)"},
+		{"no interval", Estimate{Value: 2, Lo: math.NaN(), Hi: math.NaN(), N: 3}, 5.5, "inconclusive (no interval)"},
+		{"not measured", Estimate{}, 5.5, "not measured"},
+	} {
+		assert.Equal(t, tc.want, Headline{Ours: tc.ours, Paper: tc.paper}.Verdict(), tc.name)
+	}
 }

@@ -171,7 +171,7 @@ func TestRenderGolden(t *testing.T) {
 	h := rep.Headlines[0]
 	assert.InDelta(t, 15.0/7, h.Ours.Value, 1e-12)
 	assert.InDelta(t, 15.0/7, h.Ours.Lo, 1e-12)
-	assert.Equal(t, "same direction", h.Verdict())
+	assert.Equal(t, "same direction, smaller", h.Verdict(), "15/7 against the paper's 5.5")
 	for _, f := range rep.Figures {
 		assert.FileExists(t, filepath.Join(dir, f.File))
 	}

@@ -233,6 +233,11 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 		rep.Tables = append(rep.Tables, pt)
 	}
 
+	// A unit is an application under a test; tests share applications.
+	groups := make([][]string, len(units))
+	for i, u := range units {
+		groups[i] = []string{u.App}
+	}
 	type ratio struct {
 		figure   string
 		num, den string
@@ -247,11 +252,7 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 		{"memory util deficit, TL+ / AWARE", TLPlus, AWARE, func(a Figures) float64 { return a.MemDef }, 6.2},
 		{"SLO violations, TL+ / AWARE", TLPlus, AWARE, func(a Figures) float64 { return a.SLO }, 7.1},
 	} {
-		e, err := bs.Ratio(values(units, r.num, r.get), values(units, r.den, r.get), true)
-		if err != nil {
-			e = study.Estimate{} // a zero mean: not measured
-		}
-		rep.Headlines = append(rep.Headlines, study.Headline{Study: Name, Figure: r.figure, Ours: e, Paper: r.paper})
+		rep.Headlines = append(rep.Headlines, bs.PairedHeadline(Name, r.figure, values(units, r.num, r.get), values(units, r.den, r.get), groups, r.paper))
 	}
 
 	figs := []struct {

@@ -48,9 +48,11 @@ func TestRenderGoldenAndKnownRatios(t *testing.T) {
 	rep, err := Render(c, plan, runs, []string{"nasa: synthetic"}, study.DefaultBootstrap(), dir)
 	require.NoError(t, err)
 	want := []float64{2, 4, 15, 2}
+	// Against the paper's 1.475, 1.392, 16.9 and 1.473.
+	verdicts := []string{"beyond the paper's size", "beyond the paper's size", "same direction, smaller", "beyond the paper's size"}
 	for i, h := range rep.Headlines {
 		assert.InDelta(t, want[i], h.Ours.Value, 1e-12, h.Figure)
-		assert.Equal(t, "same direction", h.Verdict(), h.Figure)
+		assert.Equal(t, verdicts[i], h.Verdict(), h.Figure)
 	}
 	for _, f := range rep.Figures {
 		assert.FileExists(t, filepath.Join(dir, f.File))

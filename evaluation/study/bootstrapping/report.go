@@ -111,7 +111,7 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		{Figure: "memory util, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.MemoryUtil, Paper: 1.392},
 		{Figure: "SLO violations, not bootstrapped / bootstrapped", Num: NoBoot, Den: AWARE, Of: lab.SLOViolations, Paper: 16.9},
 		{Figure: "reward, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.Reward, Paper: 1.473},
-	}, bs, valuesOf(outs, false))
+	}, bs, valuesOf(outs, false), appGroups(outs))
 	for _, f := range []struct {
 		file, title, y string
 		get            func(lab.Curve, int) float64
@@ -160,4 +160,13 @@ func extraParagraph(c Config) string {
 		}
 	}
 	return "Extra arms, on the same episodes: " + strings.Join(parts, "; ") + "."
+}
+
+// appGroups are the units' draws: one application each.
+func appGroups(outs []Outcome) [][]string {
+	out := make([][]string, len(outs))
+	for i, o := range outs {
+		out[i] = []string{o.App}
+	}
+	return out
 }

@@ -195,29 +195,29 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	}
 	rep.Tables = append(rep.Tables, et)
 
-	ratio := func(figure string, num, den []float64, paper float64) {
-		e, err := bs.Ratio(num, den, true)
-		if err != nil {
-			e = study.Estimate{}
-		}
-		rep.Headlines = append(rep.Headlines, study.Headline{Study: Name, Figure: figure, Ours: e, Paper: paper})
+	// groups: the applications the units were drawn on (a scenario's
+	// units share applications with the others'); nil: one unit each.
+	ratio := func(figure string, num, den []float64, groups [][]string, paper float64) {
+		rep.Headlines = append(rep.Headlines, bs.PairedHeadline(Name, figure, num, den, groups, paper))
 	}
-	firstAndBase := func(chs []Change) (first, base []float64) {
+	firstAndBase := func(chs []Change) (first, base []float64, groups [][]string) {
 		for _, ch := range chs {
 			first = append(first, ch.First)
 			base = append(base, ch.Base)
+			groups = append(groups, []string{ch.Cell.App})
 		}
-		return first, base
+		return first, base, groups
 	}
-	if f, b := firstAndBase(pick(NewApp, "")); len(f) > 0 {
-		ratio("reward after a move / converged reward there (paper: 45.6 % lost)", f, b, 1-0.456)
+	if f, b, g := firstAndBase(pick(NewApp, "")); len(f) > 0 {
+		ratio("reward after a move / converged reward there (paper: 45.6 % lost)", f, b, g, 1-0.456)
 	}
-	if f, b := firstAndBase(pick(Scenario, "")); len(f) > 0 {
-		ratio("reward after a scenario / before (paper: 12.8–21.8 % lost)", f, b, 1-0.173)
+	if f, b, g := firstAndBase(pick(Scenario, "")); len(f) > 0 {
+		ratio("reward after a scenario / before (paper: 12.8–21.8 % lost)", f, b, g, 1-0.173)
 	}
-	ratio("CPU util, early DDPG / rule-based (paper: −10 to −43 %)", col(agent, get[0]), col(rule, get[0]), 1-0.265)
-	ratio("memory util, early DDPG / rule-based (paper: −8 to −31 %)", col(agent, get[1]), col(rule, get[1]), 1-0.195)
-	ratio("SLO violations, early DDPG / rule-based (paper: 10–56×)", col(agent, get[2]), col(rule, get[2]), 33)
+	// Early training: one policy per application.
+	ratio("CPU util, early DDPG / rule-based (paper: −10 to −43 %)", col(agent, get[0]), col(rule, get[0]), nil, 1-0.265)
+	ratio("memory util, early DDPG / rule-based (paper: −8 to −31 %)", col(agent, get[1]), col(rule, get[1]), nil, 1-0.195)
+	ratio("SLO violations, early DDPG / rule-based (paper: 10–56×)", col(agent, get[2]), col(rule, get[2]), nil, 33)
 
 	// Reward after the change relative to the reward before, mean per kind.
 	curves := plot.Curves{Title: "Reward after the change, relative to before", XLabel: "episode after the change", YLabel: "reward / reward before", Smooth: 5,

@@ -39,16 +39,13 @@ type Ratio struct {
 	Paper    float64
 }
 
-// Headlines computes the ratios (a ratio over a zero mean is reported as
-// not measured).
-func Headlines(name string, rs []Ratio, bs study.Bootstrap, values Values) []study.Headline {
+// Headlines computes the ratios over the units, whose draws groups gives
+// (study.PairedHeadline; a ratio over a zero mean is reported as not
+// measured).
+func Headlines(name string, rs []Ratio, bs study.Bootstrap, values Values, groups [][]string) []study.Headline {
 	var out []study.Headline
 	for _, r := range rs {
-		e, err := bs.Ratio(values(r.Num, r.Of), values(r.Den, r.Of), true)
-		if err != nil {
-			e = study.Estimate{}
-		}
-		out = append(out, study.Headline{Study: name, Figure: r.Figure, Ours: e, Paper: r.Paper})
+		out = append(out, bs.PairedHeadline(name, r.Figure, values(r.Num, r.Of), values(r.Den, r.Of), groups, r.Paper))
 	}
 	return out
 }

@@ -139,7 +139,7 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		{Figure: "SLO violations, no retraining / AWARE", Num: NoRetrain, Den: AWARE, Of: lab.SLOViolations, Paper: 3.1},
 		{Figure: "reward, AWARE / no retraining", Num: AWARE, Den: NoRetrain, Of: lab.Reward, Paper: 1.086},
 		{Figure: "reward, AWARE / converged", Num: AWARE, Den: Converged, Of: lab.Reward, Paper: 0.964},
-	}, bs, values)
+	}, bs, values, appGroups(units))
 
 	// Reward around the switch, mean over units.
 	n := c.Before + c.After
@@ -180,4 +180,14 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		rep.Figures = append(rep.Figures, study.Figure{File: f.file, Caption: f.title + ", CDF over units"})
 	}
 	return rep, nil
+}
+
+// appGroups are the units' draws: a unit is an application under a
+// scenario, and the scenarios share the applications.
+func appGroups(units []Outcome) [][]string {
+	out := make([][]string, len(units))
+	for i, u := range units {
+		out[i] = []string{u.App}
+	}
+	return out
 }

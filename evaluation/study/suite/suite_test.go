@@ -71,7 +71,7 @@ func TestRunShardsMergeAndIndex(t *testing.T) {
 	idx, err := os.ReadFile(filepath.Join(out, "index.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(idx), "[fake](fake/report.md)")
-	assert.Contains(t, string(idx), "| fake | f | 16× [1, 20] | 2× | inconclusive (interval holds 1) |")
+	assert.Contains(t, string(idx), "| fake | f | 16× [1, 20] | 2× | inconclusive (interval holds 1 and the paper's) |")
 
 	// Two shards, then a merge into a third root, as two machines would.
 	var shards []string
