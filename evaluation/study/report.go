@@ -1,6 +1,7 @@
 package study
 
 import (
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,9 +62,12 @@ type Headline struct {
 	Figure string   // e.g. "episodes to converge, TL / AWARE"
 	Ours   Estimate // the ratio and its interval
 	Paper  float64  // the paper's ratio (0: the paper gives none)
+	// PaperLo and PaperHi are the paper's range when it gives one (e.g.
+	// "10–56×"; Paper is then a point within it); 0: a single figure.
+	PaperLo, PaperHi float64
 	// Improvement is the probability that a unit's numerator exceeds its
-	// denominator (ties half), averaged over applications, with its
-	// interval (N 0: not computed).
+	// own denominator (ties half), averaged within each application and
+	// then over applications, with its interval (N 0: not computed).
 	Improvement Estimate
 }
 
@@ -71,15 +75,27 @@ type Headline struct {
 // units, its interval from the crossed bootstrap over the units' groups
 // (groups[i] as Unit.Groups, the application first; nil: every unit its
 // own draw), and the probability of improvement by application. A ratio
-// over a zero mean is not measured.
-func (b Bootstrap) PairedHeadline(study, figure string, num, den []float64, groups [][]string, paper float64) Headline {
+// over a zero mean is not measured; any other error is returned.
+func (b Bootstrap) PairedHeadline(study, figure string, num, den []float64, groups [][]string, paper float64) (Headline, error) {
 	h := Headline{Study: study, Figure: figure, Paper: paper}
-	if e, err := b.PairedRatio(num, den, groups); err == nil {
-		h.Ours = e
+	e, err := b.PairedRatio(num, den, groups)
+	switch {
+	case errors.Is(err, ErrZeroMean):
+		return h, nil
+	case err != nil:
+		return h, fmt.Errorf("study: %s, %s: %w", study, figure, err)
 	}
-	if e, err := b.PairedImprovement(num, den, groups); err == nil {
-		h.Improvement = e
+	h.Ours = e
+	if h.Improvement, err = b.PairedImprovement(num, den, groups); err != nil {
+		return h, fmt.Errorf("study: %s, %s: %w", study, figure, err)
 	}
+	return h, nil
+}
+
+// WithRange sets the paper's range [lo, hi] (Paper stays the point shown
+// when the range is not).
+func (h Headline) WithRange(lo, hi float64) Headline {
+	h.PaperLo, h.PaperHi = lo, hi
 	return h
 }
 
@@ -94,9 +110,10 @@ func (h Headline) PaperSide() Estimate {
 	return Estimate{Value: 1 - e.Value, Lo: 1 - e.Hi, Hi: 1 - e.Lo, N: e.N, Level: e.Level}
 }
 
-// Verdict says what our interval shows against the paper's ratio, in
-// size as well as direction: "reaches the paper's size" when it lies on
-// the paper's side of 1 and holds the paper's ratio, "beyond the paper's
+// Verdict says what our interval shows against the paper's ratio (or
+// range), in size as well as direction: "reaches the paper's size" when
+// it lies on the paper's side of 1 and holds the paper's ratio (meets its
+// range), "beyond the paper's
 // size" when it lies wholly past it, "same direction, smaller" when it
 // lies on the paper's side of 1 short of the paper's ratio, "reversed"
 // when it lies wholly on the other side of 1, and "inconclusive" when it
@@ -124,8 +141,12 @@ func (h Headline) Verdict() string {
 		return "differs from the paper's 1"
 	}
 	up := h.Paper > 1
-	holdsPaper := o.Lo <= h.Paper && h.Paper <= o.Hi
-	past := (up && o.Lo > h.Paper) || (!up && o.Hi < h.Paper)
+	lo, hi := h.Paper, h.Paper
+	if h.PaperLo > 0 && h.PaperHi >= h.PaperLo {
+		lo, hi = h.PaperLo, h.PaperHi
+	}
+	holdsPaper := o.Lo <= hi && lo <= o.Hi // the intervals overlap
+	past := (up && o.Lo > hi) || (!up && o.Hi < lo)
 	switch {
 	case (up && o.Lo > 1) || (!up && o.Hi < 1):
 		switch {
@@ -146,11 +167,16 @@ func (h Headline) Verdict() string {
 // HeadlineTable is the table of headline ratios against the paper's.
 func HeadlineTable(hs []Headline) Table {
 	t := Table{Columns: []string{"study", "figure", "ours (95 % CI)", "paper", "verdict", "P(a unit on the paper's side)"},
-		Notes: []string{"Intervals resample applications, not units, where a study's units share an application (a crossed bootstrap over the draws). " +
-			"The last column is the probability of improvement (Agarwal et al., NeurIPS 2021): the chance that, on an application, a unit's numerator exceeds its denominator (ties half), averaged over applications, taken on the paper's side of 1; 0.5 is a coin toss."}}
+		Notes: []string{"Intervals resample the draws the units share (applications, and in adaptation TL's source policies), not the units (a crossed bootstrap). " +
+			"Every study trains from one seed, and adaptation from one meta-training run: a draw made once adds no variance, so the intervals are conditional on those runs. " +
+			"The last column is the probability of improvement (Agarwal et al., NeurIPS 2021), paired: the share of units whose numerator exceeds their own denominator (ties half), averaged within each application and then over applications, taken on the paper's side of 1; 0.5 is a coin toss. " +
+			"With a negative denominator (a utilisation deficit) the ratio's side of 1 and this share can disagree."}}
 	for _, h := range hs {
 		paper := "–"
-		if h.Paper > 0 {
+		switch {
+		case h.PaperLo > 0 && h.PaperHi > h.PaperLo:
+			paper = fmt.Sprintf("%.3g–%.3g×", h.PaperLo, h.PaperHi)
+		case h.Paper > 0:
 			paper = fmt.Sprintf("%.3g×", h.Paper)
 		}
 		ours := h.Ours.String()

@@ -106,4 +106,24 @@ func TestVerdictWithMagnitude(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, Headline{Ours: tc.ours, Paper: tc.paper}.Verdict(), tc.name)
 	}
+	// A paper's range: meeting it reaches the paper's size.
+	for _, tc := range []struct {
+		name string
+		ours Estimate
+		want string
+	}{
+		{"10× against 10–56×", est(8, 12), "reaches the paper's size"},
+		{"within 0.57–0.90", est(0.75, 0.85), "reaches the paper's size"},
+		{"short of 10–56×", est(3, 8), "same direction, smaller"},
+		{"past 10–56×", est(60, 80), "beyond the paper's size"},
+	} {
+		h := Headline{Ours: tc.ours, Paper: 33}
+		if tc.ours.Hi < 1 {
+			h.Paper = 0.735
+			h = h.WithRange(0.57, 0.90)
+		} else {
+			h = h.WithRange(10, 56)
+		}
+		assert.Equal(t, tc.want, h.Verdict(), tc.name)
+	}
 }

@@ -89,8 +89,11 @@ func IQM(xs []float64) float64 {
 // often as the product of its levels' draws. Units that share an
 // application, or a meta-training run, therefore move together, and the
 // interval is as wide as the number of applications (or runs) warrants,
-// not the number of units. A replicate that draws no unit is skipped; if
-// more than half are, the interval is NaN.
+// not the number of units. A factor with one level (one training seed,
+// one meta-training run) adds no variance: the interval is then
+// conditional on that draw (Levels says how many each factor has). A
+// replicate that draws no unit is skipped; if more than the interval's
+// tail (1 − Level) are, the interval is NaN.
 func (b Bootstrap) Crossed(units []Unit, stat Stat) (Estimate, error) {
 	if len(units) == 0 {
 		return Estimate{}, ErrNoData
@@ -166,13 +169,16 @@ func (b Bootstrap) crossed(groups [][]string, stat func(weights []float64) float
 			total += w
 		}
 		if total == 0 {
-			continue
+			continue // no unit drawn: no statistic
 		}
-		if v := stat(weights); !math.IsNaN(v) && !math.IsInf(v, 0) {
-			stats = append(stats, v)
+		if v := stat(weights); !math.IsNaN(v) {
+			stats = append(stats, v) // ±Inf kept: a ratio over a zero sum is in a tail
 		}
 	}
-	if len(stats) < b.Resamples/2 {
+	// Replicates without a statistic (no unit drawn, 0/0) condition the
+	// interval on what was drawn: more than the interval's tail of them
+	// and there is no interval.
+	if float64(b.Resamples-len(stats)) > (1-b.Level)*float64(b.Resamples) {
 		e.Lo, e.Hi = math.NaN(), math.NaN()
 		return e, nil
 	}
@@ -203,7 +209,7 @@ func (b Bootstrap) PairedRatio(num, den []float64, groups [][]string) (Estimate,
 		return Estimate{}, fmt.Errorf("study: paired ratio of %d units with %d groups", len(num), len(groups))
 	}
 	if mean(den) == 0 {
-		return Estimate{}, errors.New("study: ratio over a zero mean")
+		return Estimate{}, ErrZeroMean
 	}
 	return b.crossed(groups, func(w []float64) float64 {
 		var sn, sd float64
@@ -211,12 +217,12 @@ func (b Bootstrap) PairedRatio(num, den []float64, groups [][]string) (Estimate,
 			sn += wi * num[i]
 			sd += wi * den[i]
 		}
-		if sd == 0 {
-			return math.NaN()
-		}
-		return sn / sd
+		return sn / sd // ±Inf over a zero sum, NaN for 0/0
 	}, 0x4A7)
 }
+
+// ErrZeroMean is the error of a ratio over a zero mean: not measured.
+var ErrZeroMean = errors.New("study: ratio over a zero mean")
 
 // ownGroups gives each of n units its own level.
 func ownGroups(n int) [][]string {
@@ -227,10 +233,21 @@ func ownGroups(n int) [][]string {
 	return out
 }
 
-// PairedImprovement is Improvement of num over den with the units grouped
-// into tasks by their first factor (groups[i][0], e.g. the application;
-// nil: every unit its own task), with ImprovementInterval's interval.
+// PairedImprovement is the probability that a unit's num exceeds its
+// own den (ties half), averaged within each application (the units'
+// first factor, groups[i][0]; nil: every unit its own) and then over
+// applications: Agarwal et al.'s probability of improvement with each
+// unit's pair compared, not every unit of one arm against every unit of
+// the other (a study's units of one application are different
+// conditions, not exchangeable runs). Its interval redraws the
+// applications, then the units within each.
 func (b Bootstrap) PairedImprovement(num, den []float64, groups [][]string) (Estimate, error) {
+	if err := b.validate(); err != nil {
+		return Estimate{}, err
+	}
+	if len(num) == 0 {
+		return Estimate{}, ErrNoData
+	}
 	if len(num) != len(den) {
 		return Estimate{}, fmt.Errorf("study: improvement of %d and %d observations", len(num), len(den))
 	}
@@ -240,15 +257,44 @@ func (b Bootstrap) PairedImprovement(num, den []float64, groups [][]string) (Est
 	if len(groups) != len(num) {
 		return Estimate{}, fmt.Errorf("study: improvement of %d units with %d groups", len(num), len(groups))
 	}
-	xs, ys := map[string][]float64{}, map[string][]float64{}
+	byTask := map[string][]float64{} // the units' indicators per application
 	for i, g := range groups {
 		if len(g) == 0 {
 			return Estimate{}, fmt.Errorf("study: unit %d has no factor", i)
 		}
-		xs[g[0]] = append(xs[g[0]], num[i])
-		ys[g[0]] = append(ys[g[0]], den[i])
+		a, d := num[i], den[i]
+		var w float64
+		switch {
+		case math.IsNaN(a) || math.IsNaN(d):
+			return Estimate{}, fmt.Errorf("study: improvement: unit %d holds a NaN", i)
+		case a > d:
+			w = 1
+		case a == d:
+			w = 0.5
+		}
+		byTask[g[0]] = append(byTask[g[0]], w)
 	}
-	return b.ImprovementInterval(xs, ys)
+	tasks := make([]string, 0, len(byTask))
+	for t := range byTask {
+		tasks = append(tasks, t)
+	}
+	slices.Sort(tasks)
+	value := 0.0
+	for _, t := range tasks {
+		value += mean(byTask[t])
+	}
+	value /= float64(len(tasks))
+	r := b.rand(0x1A9)
+	stats := make([]float64, b.Resamples)
+	for k := range stats {
+		sum := 0.0
+		for range tasks {
+			sum += mean(redraw(r.IntN, byTask[tasks[r.IntN(len(tasks))]]))
+		}
+		stats[k] = sum / float64(len(tasks))
+	}
+	lo, hi := b.interval(stats)
+	return Estimate{Value: value, Lo: lo, Hi: hi, N: len(tasks), Level: b.Level}, nil
 }
 
 // Levels counts the distinct levels of each factor of units: what an

@@ -65,8 +65,9 @@ func TestCrossedCoverage(t *testing.T) {
 		}
 	}
 	cover := func(n int) float64 { return float64(n) / datasets }
-	assert.InDelta(t, 0.935, cover(byApp), 0.05, "applications resampled: near the nominal 95 % (percentile intervals over 20 clusters run a little short)")
-	assert.Less(t, cover(byUnit), 0.8, "units resampled as independent: too narrow")
+	t.Logf("coverage of the 95 %% intervals over %d datasets: applications resampled %.3f, units resampled %.3f", datasets, cover(byApp), cover(byUnit))
+	assert.InDelta(t, 0.935, cover(byApp), 0.03, "applications resampled: near the nominal 95 % (percentile intervals over 20 clusters run a little short)")
+	assert.Less(t, cover(byUnit), 0.75, "units resampled as independent: too narrow")
 }
 
 func TestCrossedTwoFactorsAndErrors(t *testing.T) {
@@ -233,15 +234,17 @@ func TestPairedHeadline(t *testing.T) {
 	num := []float64{20, 22, 18, 10, 12, 8}
 	den := []float64{10, 11, 9, 10, 12, 8}
 	groups := [][]string{{"app-a"}, {"app-a"}, {"app-a"}, {"app-b"}, {"app-b"}, {"app-b"}}
-	h := b.PairedHeadline("adaptation", "episodes, TL / AWARE", num, den, groups, 5.5)
+	h, err := b.PairedHeadline("adaptation", "episodes, TL / AWARE", num, den, groups, 5.5)
+	require.NoError(t, err)
 	assert.InDelta(t, 90.0/60, h.Ours.Value, 1e-12)
-	assert.InDelta(t, 0.5*(1+0.5), h.Improvement.Value, 1e-12, "app-a: every TL unit above every AWARE unit (1), app-b: a coin toss (0.5)")
+	assert.InDelta(t, 0.5*(1+0.5), h.Improvement.Value, 1e-12, "app-a: every unit's TL above its AWARE (1), app-b: ties (0.5)")
 	assert.Equal(t, 2, h.Improvement.N, "tasks are applications")
 	// With 2 applications the interval spans what either gives alone
 	// (ratio 1 or 2); units resampled as independent would narrow it.
 	assert.LessOrEqual(t, h.Ours.Lo, 1.0+1e-12)
 	assert.GreaterOrEqual(t, h.Ours.Hi, 2.0-1e-12)
-	indep := b.PairedHeadline("adaptation", "x", num, den, nil, 5.5)
+	indep, err := b.PairedHeadline("adaptation", "x", num, den, nil, 5.5)
+	require.NoError(t, err)
 	assert.InDelta(t, h.Ours.Value, indep.Ours.Value, 1e-12)
 	assert.Greater(t, indep.Ours.Lo, h.Ours.Lo, "independent units: a narrower interval")
 	assert.Equal(t, 6, indep.Improvement.N)
@@ -252,9 +255,26 @@ func TestPairedHeadline(t *testing.T) {
 	above := Headline{Paper: 2, Improvement: Estimate{Value: 0.3, Lo: 0.1, Hi: 0.4, N: 5}}
 	assert.Equal(t, above.Improvement, above.PaperSide())
 
-	zero := b.PairedHeadline("s", "f", []float64{1, 2}, []float64{0, 0}, nil, 2)
-	assert.Equal(t, "not measured", zero.Verdict(), "a ratio over a zero mean")
-	_, err := b.PairedRatio([]float64{1}, []float64{1, 2}, nil)
+	zero, err := b.PairedHeadline("s", "f", []float64{1, 2}, []float64{0, 0}, nil, 2)
+	require.NoError(t, err, "a ratio over a zero mean is not measured, not an error")
+	assert.Equal(t, "not measured", zero.Verdict())
+	_, err = b.PairedHeadline("s", "f", []float64{1, 2}, []float64{1, 2}, [][]string{{"a"}}, 2)
+	assert.ErrorContains(t, err, "study: s, f: study: paired ratio of 2 units with 1 groups", "a wiring error is not hidden as not measured")
+
+	// Paired, not every unit against every unit: within app-c each
+	// unit's numerator beats its own denominator, though not the other
+	// unit's.
+	p, err := b.PairedImprovement([]float64{2, 11}, []float64{1, 10}, [][]string{{"app-c"}, {"app-c"}})
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, p.Value, 1e-12)
+
+	// A denominator whose replicates can sum to zero: the ratio's upper
+	// tail is infinite, not cut off.
+	inf, err := b.PairedRatio([]float64{1, 1, 1}, []float64{0, 0, 3}, nil)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, inf.Value, 1e-12)
+	assert.True(t, math.IsInf(inf.Hi, 1), "hi %g", inf.Hi)
+	_, err = b.PairedRatio([]float64{1}, []float64{1, 2}, nil)
 	assert.ErrorContains(t, err, "paired ratio of 1 and 2 observations")
 	_, err = b.PairedRatio([]float64{1, 2}, []float64{1, 2}, [][]string{{"a"}})
 	assert.ErrorContains(t, err, "2 units with 1 groups")

@@ -67,7 +67,18 @@ func (b Bootstrap) interval(stats []float64) (lo, hi float64) {
 		if i >= len(stats)-1 {
 			return stats[len(stats)-1]
 		}
-		return stats[i] + (x-float64(i))*(stats[i+1]-stats[i])
+		f, a, b := x-float64(i), stats[i], stats[i+1]
+		switch {
+		case f == 0 || a == b:
+			return a
+		case math.IsInf(a, 0) || math.IsInf(b, 0):
+			// No interpolation towards an infinite tail: the nearer one.
+			if f < 0.5 {
+				return a
+			}
+			return b
+		}
+		return a + f*(b-a)
 	}
 	return q((1 - b.Level) / 2), q((1 + b.Level) / 2)
 }

@@ -106,12 +106,15 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		}
 		rep.Tables = append(rep.Tables, ts...)
 	}
-	rep.Headlines = lab.Headlines(Name, []lab.Ratio{
+	rep.Headlines, err = lab.Headlines(Name, []lab.Ratio{
 		{Figure: "CPU util, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.CPUUtil, Paper: 1.475},
 		{Figure: "memory util, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.MemoryUtil, Paper: 1.392},
 		{Figure: "SLO violations, not bootstrapped / bootstrapped", Num: NoBoot, Den: AWARE, Of: lab.SLOViolations, Paper: 16.9},
 		{Figure: "reward, bootstrapped / not", Num: AWARE, Den: NoBoot, Of: lab.Reward, Paper: 1.473},
 	}, bs, valuesOf(outs, false), appGroups(outs))
+	if err != nil {
+		return study.Report{}, err
+	}
 	for _, f := range []struct {
 		file, title, y string
 		get            func(lab.Curve, int) float64

@@ -1,6 +1,7 @@
 package characterisation
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -197,8 +198,11 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 
 	// groups: the applications the units were drawn on (a scenario's
 	// units share applications with the others'); nil: one unit each.
-	ratio := func(figure string, num, den []float64, groups [][]string, paper float64) {
-		rep.Headlines = append(rep.Headlines, bs.PairedHeadline(Name, figure, num, den, groups, paper))
+	var herr error
+	ratio := func(figure string, num, den []float64, groups [][]string, paper, lo, hi float64) {
+		h, err := bs.PairedHeadline(Name, figure, num, den, groups, paper)
+		herr = errors.Join(herr, err)
+		rep.Headlines = append(rep.Headlines, h.WithRange(lo, hi))
 	}
 	firstAndBase := func(chs []Change) (first, base []float64, groups [][]string) {
 		for _, ch := range chs {
@@ -209,15 +213,18 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		return first, base, groups
 	}
 	if f, b, g := firstAndBase(pick(NewApp, "")); len(f) > 0 {
-		ratio("reward after a move / converged reward there (paper: 45.6 % lost)", f, b, g, 1-0.456)
+		ratio("reward after a move / converged reward there (paper: 45.6 % lost)", f, b, g, 1-0.456, 0, 0)
 	}
 	if f, b, g := firstAndBase(pick(Scenario, "")); len(f) > 0 {
-		ratio("reward after a scenario / before (paper: 12.8–21.8 % lost)", f, b, g, 1-0.173)
+		ratio("reward after a scenario / before (paper: 12.8–21.8 % lost)", f, b, g, 1-0.173, 1-0.218, 1-0.128)
 	}
 	// Early training: one policy per application.
-	ratio("CPU util, early DDPG / rule-based (paper: −10 to −43 %)", col(agent, get[0]), col(rule, get[0]), nil, 1-0.265)
-	ratio("memory util, early DDPG / rule-based (paper: −8 to −31 %)", col(agent, get[1]), col(rule, get[1]), nil, 1-0.195)
-	ratio("SLO violations, early DDPG / rule-based (paper: 10–56×)", col(agent, get[2]), col(rule, get[2]), nil, 33)
+	ratio("CPU util, early DDPG / rule-based (paper: −10 to −43 %)", col(agent, get[0]), col(rule, get[0]), nil, 1-0.265, 1-0.43, 1-0.10)
+	ratio("memory util, early DDPG / rule-based (paper: −8 to −31 %)", col(agent, get[1]), col(rule, get[1]), nil, 1-0.195, 1-0.31, 1-0.08)
+	ratio("SLO violations, early DDPG / rule-based (paper: 10–56×)", col(agent, get[2]), col(rule, get[2]), nil, 33, 10, 56)
+	if herr != nil {
+		return study.Report{}, herr
+	}
 
 	// Reward after the change relative to the reward before, mean per kind.
 	curves := plot.Curves{Title: "Reward after the change, relative to before", XLabel: "episode after the change", YLabel: "reward / reward before", Smooth: 5,

@@ -42,12 +42,16 @@ type Ratio struct {
 // Headlines computes the ratios over the units, whose draws groups gives
 // (study.PairedHeadline; a ratio over a zero mean is reported as not
 // measured).
-func Headlines(name string, rs []Ratio, bs study.Bootstrap, values Values, groups [][]string) []study.Headline {
+func Headlines(name string, rs []Ratio, bs study.Bootstrap, values Values, groups [][]string) ([]study.Headline, error) {
 	var out []study.Headline
 	for _, r := range rs {
-		out = append(out, bs.PairedHeadline(name, r.Figure, values(r.Num, r.Of), values(r.Den, r.Of), groups, r.Paper))
+		h, err := bs.PairedHeadline(name, r.Figure, values(r.Num, r.Of), values(r.Den, r.Of), groups, r.Paper)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
 	}
-	return out
+	return out, nil
 }
 
 // Comparison is the testbed against the simulator, cell by cell: a row

@@ -79,7 +79,7 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 			len(apps), c.Seed, len(c.scenarios()), strings.Join(c.scenarios(), ", "), c.Apps, len(units), c.Converged, c.Before, c.After, c.After),
 		fmt.Sprintf("AWARE: the retraining detector (Algorithm 1, controller/autoscaler.NextStage) watches the trailing %d episodes' rewards; below %.0f %% of the policy's converged (greedy) reward on the unchanged application, or with a standard deviation above %.0f %% of it, the agent goes ONLINE and trains (exploring) until it is back above that threshold and steady, then serves frozen again. no-retraining: the same policy frozen throughout. rule-based: the tuned HPA+VPA (highest CPU target meeting the SLO, VPA auto) throughout, its history kept across the switch. converged: from the switch on, a policy trained from scratch for %d episodes on the changed application (an upper reference).",
 			c.Window, 100*(1-c.ServingTolerance), 100*c.VarianceTolerance, c.Converged),
-		fmt.Sprintf("Means over units with %.0f %% percentile-bootstrap intervals (%d resamples); ratios are ratios of means, units resampled in pairs. Load: %s.", 100*bs.Level, bs.Resamples, strings.Join(traces, "; ")),
+		fmt.Sprintf("Means over units with %.0f %% percentile-bootstrap intervals (%d resamples); ratios are ratios of means over paired units, their applications resampled rather than the units (a unit is an application under a scenario). Load: %s.", 100*bs.Level, bs.Resamples, strings.Join(traces, "; ")),
 	}
 	if n := lab.ConvergedNote(c.Converged); n != "" {
 		rep.Paragraphs = append(rep.Paragraphs, n)
@@ -133,13 +133,16 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	}
 	rep.Tables = append(rep.Tables, st)
 
-	rep.Headlines = lab.Headlines(Name, []lab.Ratio{
+	rep.Headlines, err = lab.Headlines(Name, []lab.Ratio{
 		{Figure: "CPU util, AWARE / no retraining", Num: AWARE, Den: NoRetrain, Of: lab.CPUUtil, Paper: 1.096},
 		{Figure: "memory util, AWARE / no retraining", Num: AWARE, Den: NoRetrain, Of: lab.MemoryUtil, Paper: 1.148},
 		{Figure: "SLO violations, no retraining / AWARE", Num: NoRetrain, Den: AWARE, Of: lab.SLOViolations, Paper: 3.1},
 		{Figure: "reward, AWARE / no retraining", Num: AWARE, Den: NoRetrain, Of: lab.Reward, Paper: 1.086},
 		{Figure: "reward, AWARE / converged", Num: AWARE, Den: Converged, Of: lab.Reward, Paper: 0.964},
 	}, bs, values, appGroups(units))
+	if err != nil {
+		return study.Report{}, err
+	}
 
 	// Reward around the switch, mean over units.
 	n := c.Before + c.After
