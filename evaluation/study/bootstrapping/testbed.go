@@ -362,16 +362,6 @@ func testbedReport(rep *study.Report, c Config, outs []Outcome, tb map[[2]string
 	return nil
 }
 
-// checkComplete is lab.ErrIncomplete, with the counts, when a testbed cell
-// missed a round, lost a step or acted on a stale recommendation.
-func checkComplete(c Config, tb map[[2]string]testbedrun.Result) error {
-	var results []testbedrun.Result
-	for _, r := range tb {
-		results = append(results, r)
-	}
-	return lab.CheckComplete(Name, results, c.Testbed.Clock.Speedup)
-}
-
 // simulatorStages is the stage sequence the simulator study runs for an
 // arm: the hand-over after the records, as the testbed's controller should.
 func simulatorStages(c Config, arm string) string {

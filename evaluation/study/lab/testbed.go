@@ -255,9 +255,10 @@ func HealthTable(results []testbedrun.Result) study.Table {
 // its testbed figures are not the system's every round.
 var ErrIncomplete = errors.New("the testbed did not run every round of every cell")
 
-// CheckComplete is ErrIncomplete, with the counts, when a testbed cell
-// missed a round, lost a step or acted on a stale recommendation.
-func CheckComplete(name string, results []testbedrun.Result, speedup float64) error {
+// CheckComplete is ErrIncomplete, with the counts, when a testbed cell of
+// results (a study's, by its own key) missed a round, lost a step or
+// acted on a stale recommendation.
+func CheckComplete[K comparable](name string, results map[K]testbedrun.Result, speedup float64) error {
 	var total testbedrun.Health
 	for _, r := range results {
 		total = total.Add(r.Health)

@@ -422,7 +422,7 @@ func Execute(ctx context.Context, o lab.Run, c Config) (study.Report, error) {
 	if err == nil && tb != nil {
 		// The report is written; its testbed figures must be the system's
 		// every round.
-		err = checkComplete(c, tb)
+		err = lab.CheckComplete(Name, tb, c.Testbed.Clock.Speedup)
 	}
 	return rep, err
 }

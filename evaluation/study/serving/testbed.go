@@ -446,13 +446,3 @@ func cadenceReport(rep *study.Report, c Config, keys []string, cad Cadence, bs s
 	rep.Tables = append(rep.Tables, t)
 	return nil
 }
-
-// checkComplete is lab.ErrIncomplete, with the counts, when a testbed
-// cell missed a round, lost a step or acted on a stale recommendation.
-func checkComplete(c Config, tb map[[2]string]testbedrun.Result) error {
-	var results []testbedrun.Result
-	for _, r := range tb {
-		results = append(results, r)
-	}
-	return lab.CheckComplete(Name, results, c.Testbed.Clock.Speedup)
-}

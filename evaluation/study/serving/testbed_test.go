@@ -84,7 +84,7 @@ func TestTestbedReport(t *testing.T) {
 	assert.Contains(t, md, "| all | 480 | 1 | 0 | 0 | 0 | 0 |")
 	labtest.Golden(t, "testbed.golden.md", md)
 
-	err = checkComplete(c, tb)
+	err = lab.CheckComplete(Name, tb, c.Testbed.Clock.Speedup)
 	assert.ErrorIs(t, err, lab.ErrIncomplete)
 	assert.ErrorContains(t, err, "1 rounds missed")
 }
