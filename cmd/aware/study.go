@@ -228,17 +228,26 @@ its report); --meta lets the adaptation study's AWARE start from an aware meta t
 	return cmd
 }
 
-// printHeadlines ends a run with its headline ratios beside the paper's.
+// printHeadlines ends a run with its headline ratios beside the paper's
+// and its agents against the rule-based autoscaler.
 func printHeadlines(cmd *cobra.Command, entries []study.Entry) error {
 	var hs []study.Headline
+	var ws []study.Win
 	for _, e := range entries {
 		hs = append(hs, e.Report.Headlines...)
+		ws = append(ws, e.Report.Wins...)
 	}
-	if len(hs) == 0 {
-		return nil
+	out := cmd.OutOrStdout()
+	if len(hs) > 0 {
+		fmt.Fprintln(out)
+		if err := study.HeadlineTable(hs).Markdown(out); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintln(cmd.OutOrStdout())
-	return study.HeadlineTable(hs).Markdown(cmd.OutOrStdout())
+	if len(ws) > 0 {
+		return study.WinTable(ws).Markdown(out)
+	}
+	return nil
 }
 
 func newStudyMergeCmd() *cobra.Command {

@@ -91,6 +91,9 @@ func (f *FLASH) Save(path string, user any) error {
 	return nil
 }
 
+// Tasks are the registered tasks' names in name order.
+func (f *FLASH) Tasks() []string { return f.taskNames() }
+
 // taskNames are the registered tasks in name order (a checkpoint's order).
 func (f *FLASH) taskNames() []string {
 	names := make([]string, 0, len(f.tasks))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -142,6 +143,10 @@ func TestCheckpointOfManyTasks(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, g.Load(path, nil))
 	require.Len(t, g.tasks, 800)
+	names := g.Tasks()
+	require.Len(t, names, 800)
+	assert.True(t, slices.IsSorted(names), "in name order")
+	assert.Equal(t, "app-0000-a-rather-long-application-name", names[0])
 	for name, want := range f.tasks {
 		got := g.tasks[name]
 		require.NotNil(t, got, name)

@@ -192,6 +192,9 @@ type Report struct {
 	Tables     []Table
 	Figures    []Figure
 	Headlines  []Headline
+	// Wins are the agent arms held against the rule-based autoscaler
+	// (the win rule).
+	Wins []Win
 }
 
 // Figure is a plot file beside the report.
@@ -209,6 +212,12 @@ func (r Report) Markdown(w io.Writer) error {
 	if len(r.Headlines) > 0 {
 		b.WriteString("## Against the paper\n\n")
 		if err := HeadlineTable(r.Headlines).Markdown(&b); err != nil {
+			return err
+		}
+	}
+	if len(r.Wins) > 0 {
+		b.WriteString("## Against the tuned rule-based autoscaler\n\n")
+		if err := WinTable(r.Wins).Markdown(&b); err != nil {
 			return err
 		}
 	}
@@ -246,6 +255,7 @@ func WriteIndex(path string, title string, entries []Entry, notes ...string) err
 		b.WriteString(n + "\n\n")
 	}
 	var hs []Headline
+	var ws []Win
 	for _, e := range entries {
 		rel, err := filepath.Rel(filepath.Dir(path), filepath.Join(e.Dir, "report.md"))
 		if err != nil {
@@ -253,10 +263,17 @@ func WriteIndex(path string, title string, entries []Entry, notes ...string) err
 		}
 		fmt.Fprintf(&b, "- [%s](%s): %s (%s)\n", e.Name, filepath.ToSlash(rel), e.Report.Title, e.Elapsed.Round(time.Second))
 		hs = append(hs, e.Report.Headlines...)
+		ws = append(ws, e.Report.Wins...)
 	}
 	b.WriteString("\n## Headline ratios against the paper\n\n")
 	if err := HeadlineTable(hs).Markdown(&b); err != nil {
 		return err
+	}
+	if len(ws) > 0 {
+		b.WriteString("## Agents against the tuned rule-based autoscaler (the win rule)\n\n")
+		if err := WinTable(ws).Markdown(&b); err != nil {
+			return err
+		}
 	}
 	return writeAtomic(path, []byte(b.String()))
 }

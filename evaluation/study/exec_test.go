@@ -98,6 +98,8 @@ func TestReportAndIndexMarkdown(t *testing.T) {
 		Tables:     []Table{{Title: "arms", Columns: []string{"arm", "episodes"}, Rows: [][]string{{"AWARE", "12"}}}},
 		Figures:    []Figure{{File: "cdf.png", Caption: "Episodes, CDF"}},
 		Headlines:  []Headline{{Study: "adaptation", Figure: "episodes, TL / AWARE", Ours: Estimate{Value: 2, Lo: 1.5, Hi: 2.5, N: 4}, Paper: 5.5}},
+		Wins: []Win{{Study: "adaptation", Arm: "AWARE", Window: "50 adapting", Reward: Estimate{Value: 147, Lo: 146, Hi: 148, N: 4},
+			RewardDiff: Estimate{Value: 6, Lo: 5, Hi: 7, N: 4}, SLODiff: Estimate{Value: 7.5, Lo: 7, Hi: 8, N: 4}}},
 	}
 	var b strings.Builder
 	require.NoError(t, rep.Markdown(&b))

@@ -167,8 +167,8 @@ func (h Headline) Verdict() string {
 // HeadlineTable is the table of headline ratios against the paper's.
 func HeadlineTable(hs []Headline) Table {
 	t := Table{Columns: []string{"study", "figure", "ours (95 % CI)", "paper", "verdict", "P(a unit on the paper's side)"},
-		Notes: []string{"Intervals resample the draws the units share (applications, and in adaptation TL's source policies), not the units (a crossed bootstrap). " +
-			"Every study trains from one seed, and adaptation from one meta-training run: a draw made once adds no variance, so the intervals are conditional on those runs. " +
+		Notes: []string{"Intervals resample the draws the units share (applications, and in adaptation TL's source policies and the meta-training runs), not the units (a crossed bootstrap). " +
+			"Every study trains its policies from one seed, and a draw made once adds no variance, so the intervals are conditional on that seed (adaptation's carry its meta-training runs' variance: its report says how many). " +
 			"The last column is the probability of improvement (Agarwal et al., NeurIPS 2021), paired: the share of units whose numerator exceeds their own denominator (ties half), averaged within each application and then over applications, taken on the paper's side of 1; 0.5 is a coin toss. " +
 			"With a negative denominator (a utilisation deficit) the ratio's side of 1 and this share can disagree."}}
 	for _, h := range hs {

@@ -93,7 +93,9 @@ func IQM(xs []float64) float64 {
 // one meta-training run) adds no variance: the interval is then
 // conditional on that draw (Levels says how many each factor has). A
 // replicate that draws no unit is skipped; if more than the interval's
-// tail (1 − Level) are, the interval is NaN.
+// tail (1 − Level) are, the interval is NaN. Two factors that split the
+// units alike (each test its own source policy and its own meta-training
+// run, say) are one draw and are redrawn once.
 func (b Bootstrap) Crossed(units []Unit, stat Stat) (Estimate, error) {
 	if len(units) == 0 {
 		return Estimate{}, ErrNoData
@@ -141,6 +143,8 @@ func (b Bootstrap) crossed(groups [][]string, stat func(weights []float64) float
 		}
 		levels[f] = len(index)
 	}
+	level, levels = distinctFactors(level, levels)
+	factors = len(level)
 	weights := make([]float64, n)
 	for i := range weights {
 		weights[i] = 1
@@ -184,6 +188,47 @@ func (b Bootstrap) crossed(groups [][]string, stat func(weights []float64) float
 	}
 	e.Lo, e.Hi = b.interval(stats)
 	return e, nil
+}
+
+// distinctFactors drops every factor that partitions the units as an
+// earlier one does (its levels in one-to-one correspondence with that
+// factor's): two names for one draw, which crossing would redraw twice
+// and so drop every unit from the replicates in which the two draws miss
+// each other.
+func distinctFactors(level [][]int, levels []int) ([][]int, []int) {
+	var outL [][]int
+	var outN []int
+	for f, lf := range level {
+		dup := false
+		for k, lk := range outL {
+			if outN[k] == levels[f] && samePartition(lk, lf, levels[f]) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			outL, outN = append(outL, lf), append(outN, levels[f])
+		}
+	}
+	return outL, outN
+}
+
+// samePartition says whether two labellings of the units (n levels
+// each) group them alike.
+func samePartition(a, b []int, n int) bool {
+	ab, ba := make([]int, n), make([]int, n)
+	for i := range ab {
+		ab[i], ba[i] = -1, -1
+	}
+	for i := range a {
+		switch {
+		case ab[a[i]] < 0 && ba[b[i]] < 0:
+			ab[a[i]], ba[b[i]] = b[i], a[i]
+		case ab[a[i]] != b[i] || ba[b[i]] != a[i]:
+			return false
+		}
+	}
+	return true
 }
 
 // PairedRatio is mean(num)/mean(den) over paired units (num[i] and den[i]

@@ -114,6 +114,37 @@ func TestCrossedTwoFactorsAndErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "level 2")
 }
 
+// TestCrossedMergesAliasedFactors: two factors that split the units
+// alike (each test its own source policy and its own meta-training run)
+// are one draw: the interval is the one factor's, not NaN from the
+// replicates where the two draws miss each other; a factor that splits
+// them differently is kept.
+func TestCrossedMergesAliasedFactors(t *testing.T) {
+	b := DefaultBootstrap()
+	var one, aliased, crossed []Unit
+	for test := range 3 {
+		for a := range 4 {
+			v := float64(test) + 0.1*float64(a)
+			app := fmt.Sprint("app-", a+4*test)
+			one = append(one, Unit{Value: v, Groups: []string{app, fmt.Sprint("test-", test)}})
+			aliased = append(aliased, Unit{Value: v, Groups: []string{app, fmt.Sprint("source-", test), fmt.Sprint("meta-", 2-test)}})
+			crossed = append(crossed, Unit{Value: v, Groups: []string{app, fmt.Sprint("source-", test), fmt.Sprint("meta-", a%2)}})
+		}
+	}
+	e1, err := b.Crossed(one, WeightedMean)
+	require.NoError(t, err)
+	require.False(t, math.IsNaN(e1.Lo))
+	e2, err := b.Crossed(aliased, WeightedMean)
+	require.NoError(t, err)
+	assert.Equal(t, e1, e2)
+	e3, err := b.Crossed(crossed, WeightedMean)
+	require.NoError(t, err)
+	assert.NotEqual(t, e1, e3, "a factor of its own is redrawn")
+	assert.True(t, samePartition([]int{0, 0, 1, 2}, []int{2, 2, 0, 1}, 3))
+	assert.False(t, samePartition([]int{0, 0, 1, 1}, []int{0, 1, 1, 0}, 2))
+	assert.False(t, samePartition([]int{0, 1, 1, 1}, []int{0, 0, 1, 1}, 2))
+}
+
 func values(us []Unit) []float64 {
 	out := make([]float64, len(us))
 	for i, u := range us {

@@ -97,6 +97,10 @@ type AdaptConfig struct {
 	Mapping gym.Mapping
 	// Progress is called after each episode.
 	Progress func(Episode)
+	// Fixed, when set, is the embedding every episode runs with instead
+	// of the meta learner's (MetaConfig.Fixed: the ablations that keep
+	// the meta-trained agent and take away what the embedding tells it).
+	Fixed []float64
 }
 
 // Adapt is AWARE's adaptation to a new application (paper §3.2): the
@@ -122,7 +126,7 @@ func Adapt(ctx context.Context, env gym.Env, name string, ag agent.EmbeddingLear
 	if cfg.Progress != nil {
 		progress = func(_ string, e Episode) { cfg.Progress(e) }
 	}
-	out, err := MetaRun(ctx, []MetaTask{{Name: name, Env: e}}, ag, f, MetaConfig{Rounds: cfg.Episodes, Seed: cfg.Seed, MaxSteps: cfg.MaxSteps, Mapping: cfg.Mapping, Progress: progress})
+	out, err := MetaRun(ctx, []MetaTask{{Name: name, Env: e}}, ag, f, MetaConfig{Rounds: cfg.Episodes, Seed: cfg.Seed, MaxSteps: cfg.MaxSteps, Mapping: cfg.Mapping, Progress: progress, Fixed: cfg.Fixed})
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,40 @@ func TestAdapt(t *testing.T) {
 	assert.NotEqual(t, seen[2], seen[1], "refreshed as episodes come in")
 }
 
+// TestAdaptFixedEmbedding: an ablation's fixed embedding is the one every
+// episode runs with, whatever the application's own episodes; one of
+// another width, or with meta updates on, is refused.
+func TestAdaptFixedEmbedding(t *testing.T) {
+	const E = 3
+	rnd := rand.New(rand.NewPCG(4, 2))
+	e, err := meta.NewEmbedder(meta.Config{Features: gym.StateDim + gym.ActDim + 1, Hidden: 4, Layers: 1, FC: 6, Embed: E, Output: rl.Tanh}, rnd)
+	require.NoError(t, err)
+	ag, err := ddpg.New(gym.StateDim+E, gym.ActDim, rnd, ddpg.WithEmbedding(E, ddpg.CriticLoss))
+	require.NoError(t, err)
+	opts := meta.DefaultOptions(20)
+	opts.M = 4
+	for _, fixed := range [][]float64{{0, 0, 0}, {0.5, -0.25, 1}} {
+		spy := &embeddingSpy{Agent: ag}
+		_, err := Adapt(context.Background(), env(t, 20), "new-app", spy, e, opts,
+			AdaptConfig{Episodes: 4, Seed: 9, MaxSteps: 20, Fixed: fixed})
+		require.NoError(t, err)
+		require.Len(t, spy.seen, 4)
+		for i, got := range spy.seen {
+			assert.Equal(t, fixed, got, "episode %d", i)
+		}
+	}
+	_, err = Adapt(context.Background(), env(t, 20), "new-app", ag, e, opts, AdaptConfig{Episodes: 2, Seed: 9, MaxSteps: 20, Fixed: []float64{0, 0}})
+	assert.ErrorContains(t, err, "fixed embedding of 2 values for a meta learner embedding 3")
+	f, err := meta.NewFLASH(e, opts)
+	require.NoError(t, err)
+	require.NoError(t, f.Register(meta.Task{Name: "a", StateDim: gym.StateDim, ActionDim: gym.ActDim}))
+	f.SetMetaUpdates(true)
+	emb, err := gym.Embed(env(t, 20), make([]float64, E))
+	require.NoError(t, err)
+	_, err = MetaRun(context.Background(), []MetaTask{{Name: "a", Env: emb}}, ag, f, MetaConfig{Rounds: 1, Seed: 1, MaxSteps: 20, Fixed: make([]float64, E)})
+	assert.ErrorContains(t, err, "fixed embedding with meta updates on")
+}
+
 // embeddingSpy records the embeddings an agent is given.
 type embeddingSpy struct {
 	*ddpg.Agent

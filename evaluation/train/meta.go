@@ -42,6 +42,11 @@ type MetaConfig struct {
 	// Contrast, when set, adds the meta learner's identification
 	// objective while meta updates are on, its draws from Seed.
 	Contrast *ContrastSchedule
+	// Fixed, when set, is the embedding every episode runs with instead
+	// of the meta learner's (an ablation: a zero embedding, or another
+	// application's); the meta learner still buffers the episodes. Only
+	// with meta updates off: the embedding has no gradient to take.
+	Fixed []float64
 }
 
 // ContrastSchedule runs the meta learner's identification objective
@@ -75,6 +80,14 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 	if c := cfg.Contrast; c != nil && c.Every < 1 {
 		return nil, fmt.Errorf("train: MetaRun: the identification objective needs a step every n ≥ 1 episodes, not %d", c.Every)
 	}
+	if cfg.Fixed != nil {
+		if f.MetaUpdates() {
+			return nil, errors.New("train: MetaRun: a fixed embedding with meta updates on")
+		}
+		if d := f.Embedder().Config().Embed; len(cfg.Fixed) != d {
+			return nil, fmt.Errorf("train: MetaRun: a fixed embedding of %d values for a meta learner embedding %d", len(cfg.Fixed), d)
+		}
+	}
 	contrastRnd := rand.New(rand.NewPCG(cfg.Seed, 0xC0A7))
 	out := map[string][]Episode{}
 	var emb []float64
@@ -84,7 +97,9 @@ func MetaRun(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner, f
 				return out, err
 			}
 			var err error
-			if emb, err = f.Embedding(emb, t.Name); err != nil {
+			if cfg.Fixed != nil {
+				emb = append(emb[:0], cfg.Fixed...)
+			} else if emb, err = f.Embedding(emb, t.Name); err != nil {
 				return out, err
 			}
 			if err := t.Env.SetEmbedding(emb); err != nil {

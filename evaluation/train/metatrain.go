@@ -32,6 +32,11 @@ type MetaTrainConfig struct {
 	Mapping gym.Mapping
 	// Contrast is MetaConfig.Contrast.
 	Contrast *ContrastSchedule
+	// Fixed is MetaConfig.Fixed: with a zero embedding and the meta
+	// learner's updates off, the run trains one agent over the tasks with
+	// nothing to tell them apart (multi-task DDPG, the ablation without an
+	// embedding).
+	Fixed []float64
 	// Dir, when set, holds the checkpoint written after every round:
 	// meta.ckpt (the meta learner, every task's trajectory buffer and the
 	// run's progress) and the agent's weights it names. A run started on a
@@ -107,7 +112,7 @@ func MetaTrain(ctx context.Context, tasks []MetaTask, ag agent.EmbeddingLearner,
 			progress = func(task string, e Episode) { cfg.Progress(r, task, e) }
 		}
 		eps, err := MetaRun(ctx, tasks, ag, f, MetaConfig{Rounds: 1, Seed: cfg.Seed + uint64(r*len(tasks)), MaxSteps: cfg.MaxSteps, Discrete: cfg.Discrete, Mapping: cfg.Mapping, Progress: progress,
-			Contrast: cfg.Contrast})
+			Contrast: cfg.Contrast, Fixed: cfg.Fixed})
 		if err != nil {
 			return start, out, fmt.Errorf("round %d: %w", r, err)
 		}

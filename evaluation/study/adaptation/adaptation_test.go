@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ import (
 
 // tiny is a study small enough for a unit test.
 func tiny() Config {
-	return Config{Tests: 2, Apps: 2, Episodes: 6, Source: 4, Meta: lab.MetaRun{Apps: 3, Rounds: 1, M: 4, Seed: 1},
+	return Config{Tests: 2, Apps: 2, Episodes: 6, Source: 4, Meta: lab.MetaRun{Apps: 3, Rounds: 1, M: 4, Seed: 1}, MetaSeeds: 1, Epsilon: 1, Ablations: 1,
 		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.05}, Seed: 1}
 }
 
@@ -73,7 +74,7 @@ func TestShardsEqualUnsharded(t *testing.T) {
 
 	whole, fromShards := readResults(t, filepath.Join(root, "whole")), readResults(t, merged)
 	assert.Equal(t, whole.Cells, fromShards.Cells)
-	assert.Len(t, whole.Cells, 2*2*len(Arms))
+	assert.Len(t, whole.Cells, 2*2*len(Arms)+2*len(Ablations), "the first test's units run the ablations")
 	a, err := os.ReadFile(filepath.Join(root, "whole", "report.md"))
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(merged, "report.md"))
@@ -87,6 +88,49 @@ func TestShardsEqualUnsharded(t *testing.T) {
 	_, err = Execute(ctx, lab.Run{Lab: l, Policies: p, Dir: merged, Bootstrap: study.DefaultBootstrap(), RenderOnly: true}, other)
 	require.ErrorContains(t, err, "holds cells of another configuration")
 	assert.False(t, errors.Is(err, study.ErrShard))
+}
+
+// TestEveryArmAdaptsFromTheSameEpsilon: the meta-trained agent's ε
+// decayed over meta-training and TL's source's over its training, yet
+// every adapting cell, ablations included, starts at the study's ε; with
+// MetaSeeds 2 the second test's cells start from the second meta run.
+func TestEveryArmAdaptsFromTheSameEpsilon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains agents")
+	}
+	ctx := context.Background()
+	l := labtest.New(t)
+	p := labtest.Policies(t, l)
+	c := tiny()
+	c.MetaSeeds = 2
+	dir := t.TempDir()
+	_, err := Execute(ctx, lab.Run{Lab: l, Policies: p, Dir: dir, Workers: 2, Bootstrap: study.DefaultBootstrap()}, c)
+	require.NoError(t, err)
+	for _, run := range []lab.MetaRun{c.Meta, c.Meta.WithoutEmbedding()} {
+		mt, err := p.LoadMeta(run)
+		require.NoError(t, err)
+		assert.Less(t, mt.Agent.Epsilon(), c.Epsilon, "the %+v run's ε decayed", run)
+	}
+	second := c.Meta
+	second.Seed = 2
+	_, err = p.LoadMeta(second)
+	require.NoError(t, err, "the second test's meta-training run")
+	tests, err := DrawTests(c, l)
+	require.NoError(t, err)
+	_, src, err := p.Get(ctx, lab.Policy{App: tests[0].Source, Seed: c.Seed + 3, Episodes: c.Source})
+	require.NoError(t, err)
+	assert.Less(t, src.Epsilon(), c.Epsilon, "TL's source's ε decayed")
+
+	res := readResults(t, dir)
+	arms := map[string]bool{}
+	for _, cell := range res.Cells {
+		if cell.Cell.Arm == Rule {
+			continue
+		}
+		arms[cell.Cell.Arm] = true
+		assert.Equal(t, c.Epsilon, cell.Result.Epsilon, cell.Cell.Key())
+	}
+	assert.Len(t, arms, len(methods)+len(Ablations))
 }
 
 func readJSON(path string, v any) error {
@@ -117,25 +161,124 @@ func ramp(n, k int, lo, hi float64) Run {
 
 // synthetic is a study whose figures are known: on every unit AWARE
 // reaches 100 after 4 episodes, TL after 12, TL+ after 8, and the rule-based
-// autoscaler earns 90 throughout.
+// autoscaler earns 90 throughout; the first test's units run the
+// ablations, which reach 100 after 10 (zero embedding), 12 (untrained),
+// 8 (shuffled) and 6 episodes (multi-task).
 func synthetic() (Config, study.Plan, []Test, []Run) {
-	c := Config{Tests: 2, Apps: 2, Episodes: 20, Source: 5, Meta: lab.MetaRun{Apps: 2, Rounds: 1, M: 2, Seed: 1}, Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.01}, Seed: 1}
-	tests := []Test{{Index: 1, Source: "app-0001", Apps: []string{"app-0801", "app-0802"}}, {Index: 2, Source: "app-0002", Apps: []string{"app-0803", "app-0801"}}}
+	c := Config{Tests: 2, Apps: 2, Episodes: 20, Source: 5, Meta: lab.MetaRun{Apps: 2, Rounds: 1, M: 2, Seed: 1}, MetaSeeds: 2, Epsilon: 1, Ablations: 1,
+		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.01}, Seed: 1}
+	tests := []Test{{Index: 1, Source: "app-0001", Apps: []string{"app-0801", "app-0802"}, MetaSeed: 1}, {Index: 2, Source: "app-0002", Apps: []string{"app-0803", "app-0801"}, MetaSeed: 2}}
 	plan := Plan(c, tests)
 	runs := make([]Run, len(plan))
+	reach := map[string]int{AWARE: 4, TL: 12, TLPlus: 8, ZeroEmbedding: 10, UntrainedEmbedding: 12, ShuffledEmbedding: 8, MultiTask: 6}
 	for i, cell := range plan {
-		switch cell.Arm {
-		case AWARE:
-			runs[i] = ramp(c.Episodes, 4, 20, 100)
-		case TL:
-			runs[i] = ramp(c.Episodes, 12, 20, 100)
-		case TLPlus:
-			runs[i] = ramp(c.Episodes, 8, 20, 100)
-		case Rule:
+		if cell.Arm == Rule {
 			runs[i] = ramp(c.Episodes, 0, 90, 90)
+			continue
 		}
+		runs[i] = ramp(c.Episodes, reach[cell.Arm], 20, 100)
+		runs[i].Epsilon = 1
 	}
 	return c, plan, tests, runs
+}
+
+// TestAblationsKnownAnswers: the ablation table's shares of AWARE's lead
+// over TL are the synthetic study's (TL − arm) / (TL − AWARE) in episodes
+// and (arm − TL) / (AWARE − TL) in reward, on the first test's units
+// only; the plan runs them there and nowhere else.
+func TestAblationsKnownAnswers(t *testing.T) {
+	c, plan, tests, runs := synthetic()
+	n := map[string]int{}
+	for _, cell := range plan {
+		n[cell.Arm]++
+		if slices.Contains(Ablations, cell.Arm) {
+			assert.Equal(t, 1, cell.Test, cell.Key())
+		}
+	}
+	assert.Equal(t, map[string]int{AWARE: 4, TL: 4, TLPlus: 4, Rule: 4, ZeroEmbedding: 2, UntrainedEmbedding: 2, ShuffledEmbedding: 2, MultiTask: 2}, n)
+	units, err := Units(c, plan, runs)
+	require.NoError(t, err)
+	tab, ok, err := ablationTable(c, tests, units, study.DefaultBootstrap())
+	require.NoError(t, err)
+	require.True(t, ok)
+	// Episodes to converge are reach+3 (TestUnitsKnownAnswers): TL 15,
+	// AWARE 7; mean rewards are the ramps' means.
+	meanReward := func(k int) float64 { return mean(ramp(c.Episodes, k, 20, 100).Rewards) }
+	wantEp := map[string]float64{ZeroEmbedding: 2.0 / 8, UntrainedEmbedding: 0, ShuffledEmbedding: 4.0 / 8, MultiTask: 6.0 / 8}
+	rows := map[string][]string{}
+	for _, r := range tab.Rows {
+		rows[r[0]] = r
+	}
+	require.Len(t, rows, 6, "AWARE, the four ablations and TL")
+	for arm, want := range wantEp {
+		reach := map[string]int{ZeroEmbedding: 10, UntrainedEmbedding: 12, ShuffledEmbedding: 8, MultiTask: 6}[arm]
+		wantR := (meanReward(reach) - meanReward(12)) / (meanReward(4) - meanReward(12))
+		saved := float64(15 - (reach + 3))
+		assert.Equal(t, study.Estimate{Value: saved, Lo: saved, Hi: saved, N: 2, Level: 0.95}.String(), rows[arm][5], arm)
+		assert.Equal(t, study.Estimate{Value: want, Lo: want, Hi: want, N: 2, Level: 0.95}.String(), rows[arm][7], arm)
+		assert.Equal(t, study.Estimate{Value: wantR, Lo: wantR, Hi: wantR, N: 2, Level: 0.95}.String(), rows[arm][8], arm)
+	}
+	assert.Equal(t, "8 [8, 8]", rows[AWARE][5], "AWARE converges 8 episodes before TL")
+	assert.Equal(t, "1 (by definition)", rows[AWARE][7])
+	assert.Equal(t, "0 of 2", rows[MultiTask][4])
+
+	// Where AWARE has no lead over TL, no share of it is given.
+	for i, cell := range plan {
+		if cell.Arm == TL {
+			runs[i] = ramp(c.Episodes, 4, 20, 100)
+			runs[i].Epsilon = 1
+		}
+	}
+	units, err = Units(c, plan, runs)
+	require.NoError(t, err)
+	tab, _, err = ablationTable(c, tests, units, study.DefaultBootstrap())
+	require.NoError(t, err)
+	for _, r := range tab.Rows {
+		if slices.Contains(Ablations, r[0]) {
+			assert.Equal(t, "– (AWARE's lead not established)", r[7], r[0])
+		}
+	}
+
+	// Without ablated units there is no table.
+	c.Ablations = 0
+	plan = Plan(c, tests)
+	_, ok, err = ablationTable(c, tests, must(Units(c, plan, runsFor(c, plan))), study.DefaultBootstrap())
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// runsFor is synthetic's runs for another plan of its tests.
+func runsFor(c Config, plan study.Plan) []Run {
+	_, full, _, runs := synthetic()
+	byKey := map[string]Run{}
+	for i, cell := range full {
+		byKey[cell.Key()] = runs[i]
+	}
+	out := make([]Run, len(plan))
+	for i, cell := range plan {
+		out[i] = byKey[cell.Key()]
+	}
+	return out
+}
+
+// TestExplorationNote: the report says when a cell adapted from another ε
+// than the study's, naming the arm.
+func TestExplorationNote(t *testing.T) {
+	c, plan, _, runs := synthetic()
+	assert.NotContains(t, explorationNote(c, plan, runs), "Not so")
+	for i, cell := range plan {
+		if cell.Arm == AWARE && cell.Test == 2 {
+			runs[i].Epsilon = 0.2
+		}
+	}
+	assert.Contains(t, explorationNote(c, plan, runs), "Not so in these cells: AWARE from 0.2.")
 }
 
 func TestUnitsKnownAnswers(t *testing.T) {
@@ -207,9 +350,16 @@ func TestFromMetaTrainFolder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, rep.Paragraphs[0], "AWARE starts from the `aware meta train` run in "+mt.Dir+" (bundles of 4)")
 	own, fromDir := readResults(t, filepath.Join(root, "own")), readResults(t, filepath.Join(root, "from"))
-	require.Len(t, fromDir.Cells, len(own.Cells))
-	for i := range own.Cells {
-		assert.Equal(t, own.Cells[i].Result, fromDir.Cells[i].Result, own.Cells[i].Cell.Key())
+	// The multi-task agent trains over the study's own meta-training
+	// applications: with a run from elsewhere it is left out.
+	ownCells := map[string]Run{}
+	for _, c := range own.Cells {
+		ownCells[c.Cell.Key()] = c.Result
+	}
+	require.Len(t, fromDir.Cells, len(own.Cells)-tiny().Apps)
+	for _, c := range fromDir.Cells {
+		assert.NotEqual(t, MultiTask, c.Cell.Arm)
+		assert.Equal(t, ownCells[c.Cell.Key()], c.Result, c.Cell.Key())
 	}
 	assert.Less(t, from.Cost(nil), tiny().Cost(nil), "no meta-training to pay for")
 

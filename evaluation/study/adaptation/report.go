@@ -104,14 +104,17 @@ func Units(c Config, plan study.Plan, runs []Run) ([]Unit, error) {
 			b := rs[best]
 			u.RefCPU, u.RefMemory = mean(b.CPUUtil[len(b.CPUUtil)-w:]), mean(b.MemoryUtil[len(b.MemoryUtil)-w:])
 		}
-		for _, arm := range Arms {
+		for _, arm := range append(slices.Clone(Arms), Ablations...) {
 			r, ok := rs[arm]
 			if !ok {
+				if slices.Contains(Ablations, arm) {
+					continue // not every test runs the ablations
+				}
 				return nil, fmt.Errorf("adaptation: test %d, %s: no %s cell", k.test, k.app, arm)
 			}
 			a := Figures{Reward: mean(r.Rewards), Seconds: r.Seconds, CPUDef: u.RefCPU - mean(r.CPUUtil), MemDef: u.RefMemory - mean(r.MemoryUtil), SLO: meanInt(r.SLOViolations)}
 			a.Final, _ = c.Rule.Final(r.Rewards)
-			if slices.Contains(methods, arm) {
+			if arm != Rule {
 				n, ok, err := c.Rule.Episodes(r.Rewards, u.Reference)
 				if err != nil {
 					return nil, err
@@ -166,6 +169,10 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 		sources[t.Source] = true
 	}
 	from := fmt.Sprintf("a meta-training run over %d train-split applications × %d rounds (bundles of %d)", c.Meta.Apps, c.Meta.Rounds, c.Meta.M)
+	if n := min(c.MetaSeeds, len(tests)); n > 1 && c.From == "" {
+		from = fmt.Sprintf("one of %d meta-training runs over %d train-split applications × %d rounds (bundles of %d; seeds %d–%d, test t from seed %d + (t−1) mod %d)",
+			n, c.Meta.Apps, c.Meta.Rounds, c.Meta.M, c.Meta.Seed, c.Meta.Seed+uint64(n)-1, c.Meta.Seed, n)
+	}
 	if c.From != "" {
 		from = fmt.Sprintf("the `aware meta train` run in %s (bundles of %d)", c.From, c.Meta.M)
 	}
@@ -174,7 +181,8 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 			len(tests), c.Seed, c.Apps, len(units), c.Episodes, c.Source, len(sources), from),
 		fmt.Sprintf("Converged: from the first episode on which the trailing %d episodes' mean reward stays within %.0f %% of the reference, %s; a method that never stays there counts the whole budget (censored). CPU-s adapting is the wall time of the cell's one goroutine, the meta-training and source training not included.",
 			c.Rule.Window, 100*c.Rule.Tolerance, ref),
-		fmt.Sprintf("Figures are means over units with %.0f %% percentile-bootstrap intervals (%d resamples); ratios are ratios of means over paired units, their applications and TL's source policies resampled rather than the units (a crossed bootstrap). Load: %s.", 100*bs.Level, bs.Resamples, strings.Join(traces, "; ")),
+		explorationNote(c, plan, runs),
+		fmt.Sprintf("Figures are means over units with %.0f %% percentile-bootstrap intervals (%d resamples); ratios are ratios of means over paired units, their applications, TL's source policies and the meta-training runs resampled rather than the units (a crossed bootstrap). Load: %s.", 100*bs.Level, bs.Resamples, strings.Join(traces, "; ")),
 	}
 	if need := train.DefaultEpisodes(train.DDPG); c.Source < need {
 		rep.Paragraphs = append(rep.Paragraphs, fmt.Sprintf("Note: DDPG needs about %d episodes to converge on these applications (docs/agents.md); TL's and TL+'s source policies trained %d, so TL starts from a less trained policy than the paper's, and a quick run shows directions, not the paper's magnitudes.", need, c.Source))
@@ -235,14 +243,7 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 
 	// A unit is an application under a test: tests share applications,
 	// and a test's units share TL's source policy. Both are draws.
-	source := map[int]string{}
-	for _, t := range tests {
-		source[t.Index] = t.Source
-	}
-	groups := make([][]string, len(units))
-	for i, u := range units {
-		groups[i] = []string{u.App, "source " + source[u.Test]}
-	}
+	groups := unitGroups(tests, units)
 	type ratio struct {
 		figure   string
 		num, den string
@@ -285,8 +286,27 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 		}
 		rep.Figures = append(rep.Figures, study.Figure{File: f.file, Caption: f.title + ", CDF over units (as the paper's Fig. 8)"})
 	}
+	for _, arm := range methods {
+		w, err := bs.WinRule(Name, arm, fmt.Sprintf("%d adapting", c.Episodes), values(units, arm, func(a Figures) float64 { return a.Reward }), values(units, Rule, func(a Figures) float64 { return a.Reward }),
+			values(units, arm, func(a Figures) float64 { return a.SLO }), values(units, Rule, func(a Figures) float64 { return a.SLO }), groups)
+		if err != nil {
+			return study.Report{}, err
+		}
+		rep.Wins = append(rep.Wins, w)
+	}
+	km, err := survival(c, units, filepath.Join(dir, "episodes-km.png"))
+	if err != nil {
+		return study.Report{}, err
+	}
+	rep.Tables = append(rep.Tables, km)
+	rep.Figures = append(rep.Figures, study.Figure{File: "episodes-km.png", Caption: "Share of units not yet converged after each episode (Kaplan–Meier; censored at the budget)"})
+	if abl, ok, err := ablationTable(c, tests, units, bs); err != nil {
+		return study.Report{}, err
+	} else if ok {
+		rep.Tables = append(rep.Tables, abl)
+	}
 	curves := plot.Curves{Title: "Reward while adapting, mean over units", XLabel: "episode", YLabel: "episode reward", Smooth: 5}
-	for _, arm := range Arms {
+	for _, arm := range append(slices.Clone(Arms), Ablations...) {
 		sum := make([]float64, c.Episodes)
 		n := 0
 		for i, cell := range plan {
@@ -298,6 +318,9 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 			}
 			n++
 		}
+		if n == 0 {
+			continue // an ablation no test ran
+		}
 		for k := range sum {
 			sum[k] /= float64(n)
 		}
@@ -306,6 +329,6 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 	if err := plot.Save(filepath.Join(dir, "reward.png"), curves); err != nil {
 		return study.Report{}, err
 	}
-	rep.Figures = append(rep.Figures, study.Figure{File: "reward.png", Caption: "Reward per adaptation episode, mean over units"})
+	rep.Figures = append(rep.Figures, study.Figure{File: "reward.png", Caption: "Reward per adaptation episode, mean over units (the ablations' over the units that ran them)"})
 	return rep, nil
 }

@@ -115,6 +115,9 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	if err != nil {
 		return study.Report{}, err
 	}
+	if rep.Wins, err = lab.Wins(Name, fmt.Sprintf("the first %d", c.Episodes), []string{AWARE, NoBoot, Converged}, Rule, bs, valuesOf(outs, false), appGroups(outs)); err != nil {
+		return study.Report{}, err
+	}
 	for _, f := range []struct {
 		file, title, y string
 		get            func(lab.Curve, int) float64

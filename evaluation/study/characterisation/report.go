@@ -225,6 +225,17 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	if herr != nil {
 		return study.Report{}, herr
 	}
+	var earlyApps [][]string // the early agents' applications, in early's order
+	for _, cell := range plan {
+		if cell.Arm == EarlyAgent {
+			earlyApps = append(earlyApps, []string{cell.App})
+		}
+	}
+	w, err := bs.WinRule(Name, "DDPG, training from scratch", fmt.Sprintf("the first %d", c.Early), col(agent, get[3]), col(rule, get[3]), col(agent, get[2]), col(rule, get[2]), earlyApps)
+	if err != nil {
+		return study.Report{}, err
+	}
+	rep.Wins = append(rep.Wins, w)
 
 	// Reward after the change relative to the reward before, mean per kind.
 	curves := plot.Curves{Title: "Reward after the change, relative to before", XLabel: "episode after the change", YLabel: "reward / reward before", Smooth: 5,

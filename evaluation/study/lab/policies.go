@@ -200,6 +200,16 @@ func Score(ctx context.Context, env gym.Env, ag agent.Agent, m gym.Mapping, seed
 type MetaRun struct {
 	Apps, Rounds, M int
 	Seed            uint64
+	// NoEmbedding makes it the ablation without an embedding: the same
+	// agent trained over the same tasks, rounds and episodes with a zero
+	// embedding and the meta learner off (multi-task DDPG).
+	NoEmbedding bool `json:",omitempty"`
+}
+
+// WithoutEmbedding is run's multi-task DDPG (NoEmbedding).
+func (run MetaRun) WithoutEmbedding() MetaRun {
+	run.NoEmbedding = true
+	return run
 }
 
 // Meta is a frozen meta-trained agent and its meta learner.
@@ -215,7 +225,9 @@ type Meta struct {
 // unless it was before): a fresh agent and meta learner for each call,
 // the meta learner frozen. The run trains with the identification
 // objective (meta.DefaultContrast every 8 episodes) and episodes starting
-// at seed-drawn points of the day, as `aware meta train` does by default.
+// at seed-drawn points of the day, as `aware meta train` does by default;
+// with run.NoEmbedding, with a zero embedding and neither the meta
+// learner's updates nor its objective.
 func (p *Policies) Meta(ctx context.Context, run MetaRun, progress func()) (*Meta, error) {
 	if run.Apps < 2 || run.Rounds < 1 || run.M < 1 {
 		return nil, fmt.Errorf("lab: meta run %+v: at least 2 applications, 1 round and 1 trajectory per bundle", run)
@@ -240,9 +252,13 @@ func (p *Policies) Meta(ctx context.Context, run MetaRun, progress func()) (*Met
 	if err != nil {
 		return nil, err
 	}
-	f.SetMetaUpdates(true)
-	mc := train.MetaTrainConfig{Rounds: run.Rounds, Seed: run.Seed, Dir: dir, Mapping: p.lab.cfg.Mapping,
-		Contrast: &train.ContrastSchedule{ContrastConfig: meta.DefaultContrast(), Every: 8}}
+	mc := train.MetaTrainConfig{Rounds: run.Rounds, Seed: run.Seed, Dir: dir, Mapping: p.lab.cfg.Mapping}
+	if run.NoEmbedding {
+		mc.Fixed = make([]float64, cfg.Embed)
+	} else {
+		f.SetMetaUpdates(true)
+		mc.Contrast = &train.ContrastSchedule{ContrastConfig: meta.DefaultContrast(), Every: 8}
+	}
 	if progress != nil {
 		mc.Progress = func(int, string, train.Episode) { progress() }
 	}
@@ -282,7 +298,11 @@ func (l *Lab) MetaTasks(names []string, randomStart bool, f *meta.FLASH) ([]trai
 
 // metaDir is run's folder.
 func (p *Policies) metaDir(run MetaRun) string {
-	return filepath.Join(p.store.Dir, fmt.Sprintf("meta-a%d-r%d-m%d-s%d", run.Apps, run.Rounds, run.M, run.Seed))
+	kind := "meta"
+	if run.NoEmbedding {
+		kind = "multitask"
+	}
+	return filepath.Join(p.store.Dir, fmt.Sprintf("%s-a%d-r%d-m%d-s%d", kind, run.Apps, run.Rounds, run.M, run.Seed))
 }
 
 // LoadMeta loads a meta run trained before (a fresh agent and meta

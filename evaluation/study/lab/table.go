@@ -54,6 +54,21 @@ func Headlines(name string, rs []Ratio, bs study.Bootstrap, values Values, group
 	return out, nil
 }
 
+// Wins holds each agent arm against the rule-based arm rule on the same
+// units (study.WinRule: reward and SLO violations, groups as in
+// Headlines), over the episodes window names.
+func Wins(name, window string, agents []string, rule string, bs study.Bootstrap, values Values, groups [][]string) ([]study.Win, error) {
+	var out []study.Win
+	for _, arm := range agents {
+		w, err := bs.WinRule(name, arm, window, values(arm, Reward), values(rule, Reward), values(arm, SLOViolations), values(rule, SLOViolations), groups)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
 // Comparison is the testbed against the simulator, cell by cell: a row
 // per arm and figure with the testbed's mean over units and the
 // simulator's for the same cells, each with its bootstrap interval, their

@@ -144,6 +144,10 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 		return study.Report{}, err
 	}
 
+	if rep.Wins, err = lab.Wins(Name, fmt.Sprintf("%d after the switch", c.After), []string{AWARE, NoRetrain, Converged}, Rule, bs, values, appGroups(units)); err != nil {
+		return study.Report{}, err
+	}
+
 	// Reward around the switch, mean over units.
 	n := c.Before + c.After
 	curves := plot.Curves{Title: fmt.Sprintf("Reward around the switch (scenario hits at episode %d)", c.Before+1), XLabel: "episode", YLabel: "episode reward"}

@@ -23,18 +23,25 @@ import (
 func TestResultsShardsMergeFromStore(t *testing.T) {
 	ctx := context.Background()
 	mem := mirror.NewMemStore()
-	stores := map[string]Connect{
-		"fake": func(context.Context, string) (mirror.Store, error) { return mem, nil },
-		"versitygw": func(ctx context.Context, bucket string) (mirror.Store, error) {
+	// Each store is made by its subtest, whose t a missing binary skips.
+	stores := map[string]func(t *testing.T) Connect{
+		"fake": func(*testing.T) Connect {
+			return func(context.Context, string) (mirror.Store, error) { return mem, nil }
+		},
+		"versitygw": func(t *testing.T) Connect {
 			cfg := realStore(t).Config()
-			cfg.Bucket = bucket
-			return objstore.Connect(ctx, cfg)
+			return func(ctx context.Context, bucket string) (mirror.Store, error) {
+				c := cfg
+				c.Bucket = bucket
+				return objstore.Connect(ctx, c)
+			}
 		},
 	}
 	whole, err := Run(ctx, []string{"fake"}, Options{Out: t.TempDir(), Mode: Quick, Lab: smallLab(), Workers: 1, Log: &bytes.Buffer{}})
 	require.NoError(t, err)
-	for name, connect := range stores {
+	for name, store := range stores {
 		t.Run(name, func(t *testing.T) {
+			connect := store(t)
 			url := "s3://aware/studies/" + name
 			var log bytes.Buffer
 			shard := func(i int, out string) error {

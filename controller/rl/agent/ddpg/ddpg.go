@@ -109,6 +109,22 @@ func (a *Agent) Critic() *rl.MLP { return a.critic }
 // Epsilon returns the current exploration scale.
 func (a *Agent) Epsilon() float64 { return a.eps }
 
+// SetEpsilon sets the exploration scale, from which the schedule of the
+// agent's configuration decays on: an agent restored from a long run
+// (whose ε decayed there) adapts with the same exploration as a fresh one
+// when set to the configuration's start. It refuses an ε below the
+// schedule's minimum or not finite.
+func (a *Agent) SetEpsilon(eps float64) error {
+	if !(eps >= a.cfg.EpsMin) || math.IsInf(eps, 1) {
+		return fmt.Errorf("ddpg: SetEpsilon: ε %v must be finite and at least the schedule's minimum %v", eps, a.cfg.EpsMin)
+	}
+	a.eps = eps
+	return nil
+}
+
+// EpsilonStart is the configuration's initial ε.
+func (a *Agent) EpsilonStart() float64 { return a.cfg.EpsStart }
+
 // Replay returns the replay buffer.
 func (a *Agent) Replay() *agent.Replay { return a.replay }
 

@@ -2,6 +2,7 @@ package ddpg_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -148,6 +149,23 @@ func TestEpsilonSchedule(t *testing.T) {
 	ag = newFIRM(t, 1, ddpg.WithEpsilon(0, 0, 0))
 	s := make([]float64, 9)
 	assert.Equal(t, ag.Act(make([]float64, 3), s, false), ag.Act(make([]float64, 3), s, true))
+}
+
+// TestSetEpsilon: an agent whose ε decayed starts again from the
+// schedule's start, decays from there on, and refuses an ε below the
+// schedule's minimum.
+func TestSetEpsilon(t *testing.T) {
+	ag := newFIRM(t, 1, ddpg.WithEpsilon(1, 0.3, 0.2))
+	feed(ag, rand.New(rand.NewPCG(1, 1)), 5, false)
+	require.Equal(t, 0.2, ag.Epsilon())
+	require.NoError(t, ag.SetEpsilon(ag.EpsilonStart()))
+	assert.Equal(t, 1.0, ag.Epsilon())
+	ag.Act(make([]float64, 3), make([]float64, 9), true)
+	assert.InDelta(t, 0.7, ag.Epsilon(), 1e-15)
+	for _, bad := range []float64{0.1, math.NaN(), math.Inf(1)} {
+		assert.Error(t, ag.SetEpsilon(bad), "ε %v", bad)
+	}
+	assert.InDelta(t, 0.7, ag.Epsilon(), 1e-15, "a refused ε leaves the agent's")
 }
 
 func TestWarmUp(t *testing.T) {
