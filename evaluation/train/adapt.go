@@ -77,6 +77,37 @@ func (c ConvergenceRule) Episodes(rewards []float64, ref float64) (int, bool, er
 	return from + 1, true, nil
 }
 
+// Plateau is the episodes after which rewards reached their own plateau:
+// the first episode from which on the trailing Window episodes' mean stays
+// within Tolerance (relative) of the mean of the Window episodes before
+// them, whatever level that is (the dissertation's rule: a method's own
+// convergence, not its distance from another's). It is false with
+// len(rewards) when the last window still moved by more, and needs two
+// windows of episodes.
+func (c ConvergenceRule) Plateau(rewards []float64) (int, bool, error) {
+	if err := c.validate(len(rewards)); err != nil {
+		return 0, false, err
+	}
+	w := c.Window
+	if len(rewards) < 2*w {
+		return 0, false, fmt.Errorf("train: plateau rule: %d episodes are fewer than its two windows of %d", len(rewards), w)
+	}
+	from := -1 // the first episode of the current run on the plateau
+	for i := 2*w - 1; i < len(rewards); i++ {
+		now, before := mean(rewards[i-w+1:i+1]), mean(rewards[i-2*w+1:i-w+1])
+		switch flat := math.Abs(now-before) <= c.Tolerance*math.Abs(before); {
+		case flat && from < 0:
+			from = i
+		case !flat:
+			from = -1
+		}
+	}
+	if from < 0 {
+		return len(rewards), false, nil
+	}
+	return from + 1, true, nil
+}
+
 func mean(x []float64) float64 {
 	s := 0.0
 	for _, v := range x {

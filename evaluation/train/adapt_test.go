@@ -48,6 +48,32 @@ func TestConvergenceRule(t *testing.T) {
 	assert.ErrorContains(t, err, "window 0 must be positive")
 }
 
+func TestPlateauRule(t *testing.T) {
+	rule := ConvergenceRule{Window: 2, Tolerance: 0.1}
+	for _, tc := range []struct {
+		name    string
+		rewards []float64
+		want    int
+		ok      bool
+	}{
+		{"flat from the start", []float64{50, 50, 50, 50, 50}, 4, true},
+		{"a ramp, then flat at a low level", []float64{0, 10, 20, 30, 30, 30, 30, 30}, 7, true}, // (30+30) vs (30+30) at 7; at 6 (30,30) vs (20,30): 20 % off
+		{"within the tolerance", []float64{100, 100, 95, 95}, 4, true},
+		{"still climbing", []float64{10, 20, 30, 40, 50, 60}, 6, false},
+		{"flat, then moved again", []float64{50, 50, 50, 50, 80, 80}, 6, false},
+		{"negative rewards", []float64{-100, -100, -96, -96, -96}, 4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, ok, err := rule.Plateau(tc.rewards)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, n)
+			assert.Equal(t, tc.ok, ok)
+		})
+	}
+	_, _, err := rule.Plateau([]float64{1, 2, 3})
+	assert.ErrorContains(t, err, "fewer than its two windows of 2")
+}
+
 // TestAdapt: the frozen meta learner embeds the new application's own
 // episodes (zeros before the first) while the agent trains on.
 func TestAdapt(t *testing.T) {

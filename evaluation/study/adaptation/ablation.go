@@ -56,47 +56,79 @@ func explorationNote(c Config, plan study.Plan, runs []Run) string {
 	return s
 }
 
-// survival is episodes to converge as censored data: per adapting arm,
-// the units that converged within the budget, the Kaplan–Meier median and
-// the restricted mean to the budget, with the curves plotted to path.
+// convergence is one way of counting the episodes an arm took to
+// converge on a unit, censored at the budget.
+type convergence struct {
+	name string
+	get  func(Figures) (episodes int, censored bool)
+}
+
+// convergences are the rules the report counts by: the comparison with
+// the best method's final window (the headline's), each arm's own
+// plateau, and reaching R, the converged reference policy's reward
+// (with Config.Converged).
+func convergences(c Config) []convergence {
+	out := []convergence{
+		{"within the best final window", func(a Figures) (int, bool) { return a.Episodes, a.Censored }},
+		{"its own plateau", func(a Figures) (int, bool) { return a.Plateau, a.PlateauCensored }},
+	}
+	if c.Converged > 0 {
+		out = append(out, convergence{fmt.Sprintf("reaching R (%d-episode policy)", c.Converged), func(a Figures) (int, bool) { return a.ToR, a.ToRCensored }})
+	}
+	return out
+}
+
+// survival is episodes to converge as censored data: per rule and
+// adapting arm, the units that converged within the budget, the
+// Kaplan–Meier median and the restricted mean to the budget, with the
+// first rule's curves plotted to path.
 func survival(c Config, units []Unit, path string) (study.Table, error) {
 	t := study.Table{Title: "Episodes to converge as censored data (Kaplan–Meier)",
-		Columns: []string{"arm", "units", "converged within the budget", "median (Kaplan–Meier)", "restricted mean to the budget"}}
-	curves := plot.Curves{Title: "Not yet converged, Kaplan–Meier", XLabel: "episode", YLabel: "share of units not yet converged"}
-	for _, arm := range append(slices.Clone(methods), Ablations...) {
-		var times []float64
-		var observed []bool
-		for _, u := range units {
-			if a, ok := u.Arms[arm]; ok {
-				times = append(times, float64(a.Episodes))
-				observed = append(observed, !a.Censored)
+		Columns: []string{"converged on", "arm", "units", "converged within the budget", "median (Kaplan–Meier)", "restricted mean to the budget"}}
+	curves := plot.Curves{Title: "Not yet converged (within the best final window), Kaplan–Meier", XLabel: "episode", YLabel: "share of units not yet converged"}
+	for k, rule := range convergences(c) {
+		if k == 1 && c.Episodes < 2*c.Plateau.Window {
+			continue // no plateau within one window
+		}
+		for _, arm := range append(slices.Clone(methods), Ablations...) {
+			var times []float64
+			var observed []bool
+			for _, u := range units {
+				if a, ok := u.Arms[arm]; ok {
+					n, censored := rule.get(a)
+					times = append(times, float64(n))
+					observed = append(observed, !censored)
+				}
+			}
+			if len(times) == 0 {
+				continue
+			}
+			steps, err := study.KaplanMeier(times, observed)
+			if err != nil {
+				return t, fmt.Errorf("adaptation: %s, %s: %w", rule.name, arm, err)
+			}
+			rmst, err := study.RestrictedMean(steps, float64(c.Episodes))
+			if err != nil {
+				return t, fmt.Errorf("adaptation: %s, %s: %w", rule.name, arm, err)
+			}
+			n := 0
+			for _, o := range observed {
+				if o {
+					n++
+				}
+			}
+			median := "not reached"
+			if m := study.MedianTime(steps); !math.IsNaN(m) {
+				median = fmt.Sprint(m)
+			}
+			t.Rows = append(t.Rows, []string{rule.name, arm, fmt.Sprint(len(times)), fmt.Sprintf("%d (%.0f %%)", n, 100*float64(n)/float64(len(times))), median, fmt.Sprintf("%.3g", rmst)})
+			if k == 0 {
+				curves.Series = append(curves.Series, plot.Series{Name: arm, Y: survivalCurve(steps, c.Episodes)})
 			}
 		}
-		if len(times) == 0 {
-			continue
-		}
-		steps, err := study.KaplanMeier(times, observed)
-		if err != nil {
-			return t, fmt.Errorf("adaptation: %s: %w", arm, err)
-		}
-		rmst, err := study.RestrictedMean(steps, float64(c.Episodes))
-		if err != nil {
-			return t, fmt.Errorf("adaptation: %s: %w", arm, err)
-		}
-		n := 0
-		for _, o := range observed {
-			if o {
-				n++
-			}
-		}
-		median := "not reached"
-		if m := study.MedianTime(steps); !math.IsNaN(m) {
-			median = fmt.Sprint(m)
-		}
-		t.Rows = append(t.Rows, []string{arm, fmt.Sprint(len(times)), fmt.Sprintf("%d (%.0f %%)", n, 100*float64(n)/float64(len(times))), median, fmt.Sprintf("%.3g", rmst)})
-		curves.Series = append(curves.Series, plot.Series{Name: arm, Y: survivalCurve(steps, c.Episodes)})
 	}
-	t.Notes = []string{fmt.Sprintf("A unit that never converged is censored at the budget of %d episodes; every censoring is at the budget, so the restricted mean equals the mean episodes to converge of the per-arm table, and it is a lower bound of what an unbounded budget would give for an arm with censored units: read the share converged and the median beside it.", c.Episodes)}
+	t.Notes = []string{fmt.Sprintf("Within the best final window: the per-arm table's rule (the trailing %d episodes' mean within %.0f %% of the best method's final window), which mixes speed with the final level. Its own plateau: the trailing %d episodes' mean within %.0f %% of the %d before it and staying there, whatever the level (the dissertation's rule). Reaching R: the trailing mean within the first rule's tolerance of a policy trained from scratch on the application (with --full's converged references). A unit that never converged is censored at the budget of %d episodes; every censoring is at the budget, so the restricted mean is the mean with censored units counted at the budget, a lower bound of what an unbounded budget would give: read the share converged and the median beside it.",
+		c.Rule.Window, 100*c.Rule.Tolerance, c.Plateau.Window, 100*c.Plateau.Tolerance, c.Plateau.Window, c.Episodes)}
 	return t, plot.Save(path, curves)
 }
 

@@ -100,7 +100,11 @@ type Config struct {
 	// arms on their units.
 	Ablations int
 	Rule      train.ConvergenceRule
-	Seed      uint64
+	// Plateau is each arm's own convergence rule (ConvergenceRule.Plateau:
+	// the trailing Window episodes' mean within Tolerance of the Window
+	// before), counted beside Rule.
+	Plateau train.ConvergenceRule
+	Seed    uint64
 	// From, when set, is the folder of an `aware meta train` run that
 	// AWARE starts from instead of Meta's (trained with bundles of Meta.M
 	// trajectories; Meta's other fields are then not used).
@@ -113,7 +117,7 @@ type Config struct {
 // ablations; the methods' best final window is the reference.
 func Quick() Config {
 	return Config{Tests: 3, Apps: 4, Episodes: 50, Source: 100, Meta: lab.MetaRun{Apps: 24, Rounds: 4, M: 20, Seed: 1}, MetaSeeds: 3,
-		Epsilon: 1, Ablations: 3, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Seed: 1}
+		Epsilon: 1, Ablations: 3, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 10, Tolerance: 0.02}, Seed: 1}
 }
 
 // Full is the paper's scale: 100 tests of 10 applications, 60 episodes
@@ -122,7 +126,7 @@ func Quick() Config {
 // split for 10 rounds with 3 seeds, the ablations on the first 20 tests.
 func Full() Config {
 	return Config{Tests: 100, Apps: 10, Episodes: 60, Source: 200, Converged: 400, Meta: lab.MetaRun{Apps: 800, Rounds: 10, M: 20, Seed: 1}, MetaSeeds: 3,
-		Epsilon: 1, Ablations: 20, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Seed: 1}
+		Epsilon: 1, Ablations: 20, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 10, Tolerance: 0.02}, Seed: 1}
 }
 
 // Validate refuses sizes that cannot run.
@@ -130,6 +134,9 @@ func (c Config) Validate() error {
 	if c.Tests < 1 || c.Apps < 1 || c.Source < 1 || c.Converged < 0 || c.Episodes < c.Rule.Window || c.Rule.Window < 1 || !(c.Rule.Tolerance >= 0) {
 		return fmt.Errorf("adaptation: %d tests, %d applications and %d source episodes must be positive, %d converged episodes not negative, %d episodes at least the convergence window %d (positive), tolerance %v not negative",
 			c.Tests, c.Apps, c.Source, c.Converged, c.Episodes, c.Rule.Window, c.Rule.Tolerance)
+	}
+	if c.Plateau.Window < 1 || !(c.Plateau.Tolerance >= 0) {
+		return fmt.Errorf("adaptation: the plateau rule's window %d must be positive and tolerance %v not negative", c.Plateau.Window, c.Plateau.Tolerance)
 	}
 	if c.MetaSeeds < 1 || c.Ablations < 0 || c.Ablations > c.Tests || !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 1) {
 		return fmt.Errorf("adaptation: %d meta-training seeds must be positive, %d tests with ablations within [0, %d tests], ε %v finite and not negative",

@@ -23,7 +23,7 @@ import (
 // tiny is a study small enough for a unit test.
 func tiny() Config {
 	return Config{Tests: 2, Apps: 2, Episodes: 6, Source: 4, Meta: lab.MetaRun{Apps: 3, Rounds: 1, M: 4, Seed: 1}, MetaSeeds: 1, Epsilon: 1, Ablations: 1,
-		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.05}, Seed: 1}
+		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 3, Tolerance: 0.02}, Seed: 1}
 }
 
 // zeroSeconds drops the one figure that is a measurement of the machine.
@@ -166,7 +166,7 @@ func ramp(n, k int, lo, hi float64) Run {
 // 8 (shuffled) and 6 episodes (multi-task).
 func synthetic() (Config, study.Plan, []Test, []Run) {
 	c := Config{Tests: 2, Apps: 2, Episodes: 20, Source: 5, Meta: lab.MetaRun{Apps: 2, Rounds: 1, M: 2, Seed: 1}, MetaSeeds: 2, Epsilon: 1, Ablations: 1,
-		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.01}, Seed: 1}
+		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.01}, Plateau: train.ConvergenceRule{Window: 3, Tolerance: 0.02}, Seed: 1}
 	tests := []Test{{Index: 1, Source: "app-0001", Apps: []string{"app-0801", "app-0802"}, MetaSeed: 1}, {Index: 2, Source: "app-0002", Apps: []string{"app-0803", "app-0801"}, MetaSeed: 2}}
 	plan := Plan(c, tests)
 	runs := make([]Run, len(plan))
@@ -295,10 +295,26 @@ func TestUnitsKnownAnswers(t *testing.T) {
 		assert.Equal(t, 12+3, u.Arms[TL].Episodes)
 		assert.Equal(t, 8+3, u.Arms[TLPlus].Episodes)
 		assert.False(t, u.Arms[TL].Censored)
+		// Its own plateau: both windows of 3 at the ramp's top, the
+		// first 5 episodes after it.
+		assert.Equal(t, 4+6, u.Arms[AWARE].Plateau)
+		assert.Equal(t, 12+6, u.Arms[TL].Plateau)
+		assert.False(t, u.Arms[TL].PlateauCensored)
+		assert.Zero(t, u.Arms[TL].ToR, "no converged reference in this study")
 		assert.InDelta(t, 0.5, u.RefCPU, 1e-12, "the best method's final window")
 		assert.InDelta(t, 0, u.Arms[Rule].CPUDef, 1e-12, "rule-based's constant 90 of 90 is 0.5 CPU")
 		assert.InDelta(t, 2, u.Arms[TL].Seconds, 1e-12)
 	}
+	// With a converged reference of 90, reaching it (within 1 %: a
+	// trailing mean of 89.1) takes AWARE's ramp 6 episodes, TL's 13.
+	for i := range runs {
+		runs[i].Converged = &train.Score{Reward: 90}
+	}
+	units, err = Units(c, plan, runs)
+	require.NoError(t, err)
+	assert.Equal(t, 6, units[0].Arms[AWARE].ToR)
+	assert.Equal(t, 13, units[0].Arms[TL].ToR)
+	assert.False(t, units[0].Arms[TL].ToRCensored)
 	// A cell shorter than the window is refused with its name.
 	runs[0].Rewards = runs[0].Rewards[:2]
 	_, err = Units(c, plan, runs)

@@ -31,8 +31,18 @@ type Unit struct {
 // Figures is one arm's figures on a unit.
 type Figures struct {
 	// Episodes to converge (the budget when it never did: Censored).
-	Episodes int     `json:"episodesToConverge"`
-	Censored bool    `json:"censored,omitempty"`
+	Episodes int  `json:"episodesToConverge"`
+	Censored bool `json:"censored,omitempty"`
+	// Plateau is the episodes to the arm's own plateau (Rule.Plateau;
+	// the budget when it never did: PlateauCensored).
+	Plateau         int  `json:"episodesToPlateau"`
+	PlateauCensored bool `json:"plateauCensored,omitempty"`
+	// ToR is the episodes until the arm's trailing mean stays within the
+	// rule's tolerance of R, the converged reference policy's greedy
+	// reward (Config.Converged > 0; the budget when it never did:
+	// ToRCensored).
+	ToR         int  `json:"episodesToR,omitempty"`
+	ToRCensored bool `json:"toRCensored,omitempty"`
 	Final    float64 `json:"finalReward"`
 	Reward   float64 `json:"meanReward"`
 	Seconds  float64 `json:"seconds"`
@@ -120,6 +130,18 @@ func Units(c Config, plan study.Plan, runs []Run) ([]Unit, error) {
 					return nil, err
 				}
 				a.Episodes, a.Censored = n, !ok
+				if len(r.Rewards) >= 2*c.Plateau.Window {
+					if n, ok, err = c.Plateau.Plateau(r.Rewards); err != nil {
+						return nil, err
+					}
+					a.Plateau, a.PlateauCensored = n, !ok
+				}
+				if conv := rs[AWARE].Converged; conv != nil {
+					if n, ok, err = c.Rule.Episodes(r.Rewards, conv.Reward); err != nil {
+						return nil, err
+					}
+					a.ToR, a.ToRCensored = n, !ok
+				}
 			}
 			u.Arms[arm] = a
 		}
@@ -254,6 +276,7 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 	for _, r := range []ratio{
 		{"episodes to converge, TL / AWARE", TL, AWARE, func(a Figures) float64 { return float64(a.Episodes) }, 5.5, 0, 0},
 		{"episodes to converge, TL+ / AWARE", TLPlus, AWARE, func(a Figures) float64 { return float64(a.Episodes) }, 4.6, 0, 0},
+		{"episodes to its own plateau, TL / AWARE", TL, AWARE, func(a Figures) float64 { return float64(a.Plateau) }, 5.5, 0, 0},
 		{"CPU-s adapting, TL / AWARE (paper: 68–72 % saved)", TL, AWARE, func(a Figures) float64 { return a.Seconds }, 1 / (1 - 0.70), 1 / (1 - 0.68), 1 / (1 - 0.72)},
 		{"CPU util deficit, TL+ / AWARE", TLPlus, AWARE, func(a Figures) float64 { return a.CPUDef }, 4.6, 0, 0},
 		{"memory util deficit, TL+ / AWARE", TLPlus, AWARE, func(a Figures) float64 { return a.MemDef }, 6.2, 0, 0},
