@@ -41,14 +41,14 @@ type Figures struct {
 	// rule's tolerance of R, the converged reference policy's greedy
 	// reward (Config.Converged > 0; the budget when it never did:
 	// ToRCensored).
-	ToR         int  `json:"episodesToR,omitempty"`
-	ToRCensored bool `json:"toRCensored,omitempty"`
-	Final    float64 `json:"finalReward"`
-	Reward   float64 `json:"meanReward"`
-	Seconds  float64 `json:"seconds"`
-	CPUDef   float64 `json:"cpuUtilDeficit"`
-	MemDef   float64 `json:"memoryUtilDeficit"`
-	SLO      float64 `json:"sloViolationsPerEpisode"`
+	ToR         int     `json:"episodesToR,omitempty"`
+	ToRCensored bool    `json:"toRCensored,omitempty"`
+	Final       float64 `json:"finalReward"`
+	Reward      float64 `json:"meanReward"`
+	Seconds     float64 `json:"seconds"`
+	CPUDef      float64 `json:"cpuUtilDeficit"`
+	MemDef      float64 `json:"memoryUtilDeficit"`
+	SLO         float64 `json:"sloViolationsPerEpisode"`
 }
 
 func mean(x []float64) float64 {
