@@ -66,21 +66,26 @@ func (c EvalConfig) Validate() error {
 
 // Evaluation is eval.json.
 type Evaluation struct {
-	Checkpoint   string    `json:"checkpoint"`
-	Rounds       int       `json:"rounds"`
-	Apps         []string  `json:"apps"`
-	Episodes     int       `json:"episodesPerBundle"`
-	Windows      string    `json:"windows"`
-	ShiftSteps   int       `json:"shiftSteps"`
-	Accuracy     float64   `json:"accuracy"`
-	UntrainedAcc float64   `json:"untrainedAccuracy"`
-	Hits         []bool    `json:"hits"`
-	Pairs        int       `json:"pairs"`
-	Similarity   []float64 `json:"similarity"`
-	RewardDrop   []float64 `json:"rewardDrop"`
-	Rho          float64   `json:"spearman"`
-	RhoLo        float64   `json:"spearmanLow"`
-	RhoHi        float64   `json:"spearmanHigh"`
+	Checkpoint   string   `json:"checkpoint"`
+	Rounds       int      `json:"rounds"`
+	Apps         []string `json:"apps"`
+	Episodes     int      `json:"episodesPerBundle"`
+	Windows      string   `json:"windows"`
+	ShiftSteps   int      `json:"shiftSteps"`
+	Accuracy     float64  `json:"accuracy"`
+	UntrainedAcc float64  `json:"untrainedAccuracy"`
+	Hits         []bool   `json:"hits"`
+	// UntrainedHits are the applications the untrained meta learner
+	// identifies.
+	UntrainedHits []bool    `json:"untrainedHits,omitempty"`
+	Pairs         int       `json:"pairs"`
+	Similarity    []float64 `json:"similarity"`
+	RewardDrop    []float64 `json:"rewardDrop"`
+	Rho           float64   `json:"spearman"`
+	RhoLo         float64   `json:"spearmanLow"`
+	RhoHi         float64   `json:"spearmanHigh"`
+	// RhoError is why ρ could not be computed ("" when it was).
+	RhoError string `json:"spearmanError,omitempty"`
 }
 
 // Eval measures what the meta learner of c.From tells apart on c.Apps
@@ -90,6 +95,28 @@ type Evaluation struct {
 // other's (Spearman's ρ over ordered pairs). It prints the report to out,
 // and writes eval.md and eval.json into c.From.
 func Eval(ctx context.Context, c EvalConfig, out io.Writer) (Evaluation, error) {
+	if err := c.Validate(); err != nil {
+		return Evaluation{}, err
+	}
+	l, err := lab.New(c.Lab)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	res, err := Evaluate(ctx, l, c)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	md := evalMarkdown(res, c)
+	fmt.Fprint(out, md)
+	return res, writeReport(c.From, "eval.md", md, "eval.json", res)
+}
+
+// Evaluate is Eval's measurement in the world l (c.Lab is l's
+// configuration), writing nothing. A correlation that cannot be computed
+// (too few distinct pairs) is Evaluation.RhoError and leaves the rest
+// standing.
+func Evaluate(ctx context.Context, l *lab.Lab, c EvalConfig) (Evaluation, error) {
+	c.Lab = l.Config()
 	if err := c.Validate(); err != nil {
 		return Evaluation{}, err
 	}
@@ -104,10 +131,6 @@ func Eval(ctx context.Context, c EvalConfig, out io.Writer) (Evaluation, error) 
 	}
 	f.SetMetaUpdates(false)
 	untrained, err := untrainedEmbedder(cfg, c.Seed)
-	if err != nil {
-		return Evaluation{}, err
-	}
-	l, err := lab.New(c.Lab)
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -154,7 +177,7 @@ func Eval(ctx context.Context, c EvalConfig, out io.Writer) (Evaluation, error) 
 	}
 	end()
 	res := Evaluation{Checkpoint: filepath.Join(c.From, train.MetaCheckpoint), Rounds: rounds, Apps: names, Episodes: c.Episodes, Windows: c.Windows, ShiftSteps: shift}
-	if res.Accuracy, res.Hits, res.UntrainedAcc, err = id.result(); err != nil {
+	if res.Accuracy, res.Hits, res.UntrainedAcc, res.UntrainedHits, err = id.result(); err != nil {
 		return Evaluation{}, err
 	}
 	refs := id.refs
@@ -188,18 +211,19 @@ func Eval(ctx context.Context, c EvalConfig, out io.Writer) (Evaluation, error) 
 	}
 	end()
 	res.Pairs = len(res.Similarity)
-	rhoErr := error(nil)
+	var rhoErr error
 	res.Rho, res.RhoLo, res.RhoHi, rhoErr = train.SpearmanCI(res.Similarity, res.RewardDrop, 0.95, 1000, c.Seed)
+	if rhoErr != nil {
+		res.RhoError = rhoErr.Error()
+	}
 	if math.IsNaN(res.RhoLo) || math.IsNaN(res.RhoHi) { // too few distinct pairs to resample
 		res.RhoLo, res.RhoHi = -1, 1
 	}
-	md := evalMarkdown(res, c, rhoErr)
-	fmt.Fprint(out, md)
-	return res, writeReport(c.From, "eval.md", md, "eval.json", res)
+	return res, nil
 }
 
 // evalMarkdown is eval.md.
-func evalMarkdown(res Evaluation, c EvalConfig, rhoErr error) string {
+func evalMarkdown(res Evaluation, c EvalConfig) string {
 	var md strings.Builder
 	where := fmt.Sprintf("query window %s (%d steps) after the reference", c.Shift, res.ShiftSteps)
 	if c.Windows == WindowsRandom {
@@ -215,8 +239,8 @@ func evalMarkdown(res Evaluation, c EvalConfig, rhoErr error) string {
 	}
 	fmt.Fprintf(&md, "- identification by nearest neighbour: **%.0f %%** (%d of %d); untrained meta learner: %.0f %%\n",
 		100*res.Accuracy, hits, len(res.Apps), 100*res.UntrainedAcc)
-	if rhoErr != nil {
-		fmt.Fprintf(&md, "- similarity against reward drop over %d pairs: %v\n", res.Pairs, rhoErr)
+	if res.RhoError != "" {
+		fmt.Fprintf(&md, "- similarity against reward drop over %d pairs: %s\n", res.Pairs, res.RhoError)
 	} else {
 		fmt.Fprintf(&md, "- similarity against reward drop over %d ordered pairs: Spearman ρ = %.3f (95 %% bootstrap interval %.3f to %.3f; negative: more similar, less lost)\n",
 			res.Pairs, res.Rho, res.RhoLo, res.RhoHi)

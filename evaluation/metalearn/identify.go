@@ -51,14 +51,14 @@ func (id *identification) play(ctx context.Context, i int, ref, query *gym.Embed
 	return nil
 }
 
-// result is the share of applications the meta learner identifies, which
-// ones, and the untrained meta learner's share.
-func (id *identification) result() (accuracy float64, hits []bool, untrained float64, err error) {
+// result is the share of applications the meta learner identifies and
+// which ones, and the untrained meta learner's.
+func (id *identification) result() (accuracy float64, hits []bool, untrained float64, uHits []bool, err error) {
 	if accuracy, hits, err = train.Identify(id.refs, id.queries); err != nil {
-		return 0, nil, 0, err
+		return 0, nil, 0, nil, err
 	}
-	untrained, _, err = train.Identify(id.uRefs, id.uQueries)
-	return accuracy, hits, untrained, err
+	untrained, uHits, err = train.Identify(id.uRefs, id.uQueries)
+	return accuracy, hits, untrained, uHits, err
 }
 
 // untrainedEmbedder is the meta learner at its initial weights drawn from
@@ -127,6 +127,6 @@ func (v *validator) identify(ctx context.Context, ag agent.Agent, e *meta.Embedd
 			return 0, 0, fmt.Errorf("%s: %w", v.names[i], err)
 		}
 	}
-	trained, _, untrained, err = id.result()
+	trained, _, untrained, _, err = id.result()
 	return trained, untrained, err
 }

@@ -32,7 +32,7 @@ func explorationNote(c Config, plan study.Plan, runs []Run) string {
 	seen := map[string][]float64{}
 	var order []string
 	for i, cell := range plan {
-		if cell.Arm == Rule || i >= len(runs) {
+		if cell.Arm == Rule || cell.Arm == Identification || i >= len(runs) {
 			continue
 		}
 		if _, ok := seen[cell.Arm]; !ok {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/controller/meta"
 	"github.com/aware-autoscaler/aware/controller/transfer"
+	"github.com/aware-autoscaler/aware/evaluation/metalearn"
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/train"
@@ -58,6 +59,11 @@ const (
 	ShuffledEmbedding  = "AWARE-shuffled-embedding"
 	MultiTask          = "multitask-DDPG"
 )
+
+// Identification is the arm of the cells that evaluate a meta-training
+// run's FLASH on held-out applications (Config.Identify): one per run, not
+// a unit of the study.
+const Identification = "FLASH-identification"
 
 // Arms are the study's arms in table order.
 var Arms = []string{AWARE, TL, TLPlus, Rule}
@@ -99,6 +105,11 @@ type Config struct {
 	// Ablations is how many tests (the first ones) also run the ablation
 	// arms on their units.
 	Ablations int
+	// Identify is how many test-split applications each meta-training
+	// run's FLASH is evaluated on (identification by nearest neighbour and
+	// the similarity against the reward lost, `aware meta eval`'s
+	// measurement; 0: none).
+	Identify int
 	Rule      train.ConvergenceRule
 	// Plateau is each arm's own convergence rule (ConvergenceRule.Plateau:
 	// the trailing Window episodes' mean within Tolerance of the Window
@@ -117,7 +128,7 @@ type Config struct {
 // ablations; the methods' best final window is the reference.
 func Quick() Config {
 	return Config{Tests: 3, Apps: 4, Episodes: 50, Source: 100, Meta: lab.MetaRun{Apps: 24, Rounds: 4, M: 20, Seed: 1}, MetaSeeds: 3,
-		Epsilon: 1, Ablations: 3, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 10, Tolerance: 0.02}, Seed: 1}
+		Epsilon: 1, Ablations: 3, Identify: 20, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 10, Tolerance: 0.02}, Seed: 1}
 }
 
 // Full is the paper's scale: 100 tests of 10 applications, 60 episodes
@@ -126,7 +137,7 @@ func Quick() Config {
 // split for 10 rounds with 3 seeds, the ablations on the first 20 tests.
 func Full() Config {
 	return Config{Tests: 100, Apps: 10, Episodes: 60, Source: 200, Converged: 400, Meta: lab.MetaRun{Apps: 800, Rounds: 10, M: 20, Seed: 1}, MetaSeeds: 3,
-		Epsilon: 1, Ablations: 20, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 10, Tolerance: 0.02}, Seed: 1}
+		Epsilon: 1, Ablations: 20, Identify: 50, Rule: train.ConvergenceRule{Window: 10, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 10, Tolerance: 0.02}, Seed: 1}
 }
 
 // Validate refuses sizes that cannot run.
@@ -137,6 +148,9 @@ func (c Config) Validate() error {
 	}
 	if c.Plateau.Window < 1 || !(c.Plateau.Tolerance >= 0) {
 		return fmt.Errorf("adaptation: the plateau rule's window %d must be positive and tolerance %v not negative", c.Plateau.Window, c.Plateau.Tolerance)
+	}
+	if c.Identify == 1 || c.Identify < 0 {
+		return fmt.Errorf("adaptation: identification on %d applications: at least 2, or 0 for none", c.Identify)
 	}
 	if c.MetaSeeds < 1 || c.Ablations < 0 || c.Ablations > c.Tests || !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 1) {
 		return fmt.Errorf("adaptation: %d meta-training seeds must be positive, %d tests with ablations within [0, %d tests], ε %v finite and not negative",
@@ -152,6 +166,11 @@ type Test struct {
 	Source   string   `json:"source"`
 	Apps     []string `json:"apps"`
 	MetaSeed uint64   `json:"metaSeed"`
+}
+
+// identificationCell evaluates the meta-training run of seed metaSeed.
+func identificationCell(c Config, metaSeed uint64) study.Cell {
+	return study.Cell{Arm: Identification, App: fmt.Sprintf("meta-s%d", metaSeed), Seed: c.Seed}
 }
 
 // metaRun is the meta-training run test t's AWARE cells start from.
@@ -189,9 +208,19 @@ func DrawTests(c Config, l *lab.Lab) ([]Test, error) {
 }
 
 // Plan is every (test, application, arm) cell, arms interleaved so that
-// shards are balanced.
+// shards are balanced, and the identification cell of each meta-training
+// run (Config.Identify).
 func Plan(c Config, tests []Test) study.Plan {
 	var p study.Plan
+	if c.Identify > 0 {
+		seen := map[uint64]bool{}
+		for _, t := range tests {
+			if !seen[t.MetaSeed] {
+				seen[t.MetaSeed] = true
+				p = append(p, identificationCell(c, t.MetaSeed))
+			}
+		}
+	}
 	for _, t := range tests {
 		for _, a := range t.Apps {
 			arms := Arms
@@ -225,6 +254,9 @@ type Run struct {
 	// Epsilon is the adapting agent's exploration scale at its first
 	// episode (Config.Epsilon; 0 for the rule-based arm).
 	Epsilon float64 `json:"epsilon,omitempty"`
+	// Identification is an identification cell's evaluation of its
+	// meta-training run.
+	Identification *metalearn.Evaluation `json:"identification,omitempty"`
 }
 
 // Runner runs the cells.
@@ -247,8 +279,12 @@ func (r *Runner) test(i int) (Test, error) {
 }
 
 // Cell runs one cell: the arm's agent prepared from the runs it starts
-// from (meta-training, TL's source), then adapted and timed.
+// from (meta-training, TL's source), then adapted and timed; or a
+// meta-training run's identification.
 func (r *Runner) Cell(ctx context.Context, c study.Cell) (Run, error) {
+	if c.Arm == Identification {
+		return r.identify(ctx, c)
+	}
 	t, err := r.test(c.Test)
 	if err != nil {
 		return Run{}, err
@@ -382,6 +418,33 @@ func otherEmbedding(f *meta.FLASH, c study.Cell, t Test) ([]float64, error) {
 	return f.Embedding(nil, other)
 }
 
+// identify evaluates the FLASH of the meta-training run of cell c's test
+// seed on the first Config.Identify test-split applications, with bundles
+// of the run's M greedy episodes drawn at random points of the day, as
+// `aware meta eval` does by default.
+func (r *Runner) identify(ctx context.Context, c study.Cell) (Run, error) {
+	cfg := r.Config
+	run := cfg.Meta
+	for _, t := range r.Tests {
+		if identificationCell(cfg, t.MetaSeed) == c {
+			run = cfg.metaRun(t)
+		}
+	}
+	mt, err := r.meta(ctx, run)
+	if err != nil {
+		return Run{}, err
+	}
+	start := time.Now()
+	ev, err := metalearn.Evaluate(ctx, r.Lab, metalearn.EvalConfig{From: mt.Dir, Apps: cfg.Identify, Episodes: cfg.Meta.M, M: cfg.Meta.M, Seed: run.Seed, Windows: metalearn.WindowsRandom})
+	if err != nil {
+		return Run{}, fmt.Errorf("adaptation: %s: %w", c.Key(), err)
+	}
+	// A cell depends on its fields only: the checkpoint by its run's
+	// folder, not by where this machine keeps it.
+	ev.Checkpoint = filepath.Join(filepath.Base(mt.Dir), train.MetaCheckpoint)
+	return Run{Seconds: time.Since(start).Seconds(), Identification: &ev}, nil
+}
+
 // meta is a meta-training run's agent and meta learner: a fresh copy for
 // each call.
 func (r *Runner) meta(ctx context.Context, run lab.MetaRun) (*lab.Meta, error) {
@@ -470,6 +533,13 @@ func (c Config) Cost(tests []Test) time.Duration {
 	d += time.Duration(ablated*c.Episodes) * (3*p.Meta + p.DDPG)
 	if c.Converged > 0 {
 		d += time.Duration(len(apps)) * (time.Duration(c.Converged)*p.DDPG + lab.GreedyEpisodes*p.Rule)
+	}
+	if c.Identify > 0 {
+		// Per application two bundles of greedy episodes, each embedded by
+		// the trained and an untrained meta learner, then a greedy episode
+		// with every other application's embedding.
+		perApp := time.Duration(2*c.Meta.M+c.Identify)*p.Rule + 4*p.MetaTrain
+		d += time.Duration(min(c.MetaSeeds, c.Tests)*c.Identify) * perApp
 	}
 	return d
 }

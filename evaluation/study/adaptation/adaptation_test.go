@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aware-autoscaler/aware/evaluation/metalearn"
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab/labtest"
@@ -22,7 +23,7 @@ import (
 
 // tiny is a study small enough for a unit test.
 func tiny() Config {
-	return Config{Tests: 2, Apps: 2, Episodes: 6, Source: 4, Meta: lab.MetaRun{Apps: 3, Rounds: 1, M: 4, Seed: 1}, MetaSeeds: 1, Epsilon: 1, Ablations: 1,
+	return Config{Tests: 2, Apps: 2, Episodes: 6, Source: 4, Meta: lab.MetaRun{Apps: 3, Rounds: 1, M: 4, Seed: 1}, MetaSeeds: 1, Epsilon: 1, Ablations: 1, Identify: 3,
 		Rule: train.ConvergenceRule{Window: 3, Tolerance: 0.05}, Plateau: train.ConvergenceRule{Window: 3, Tolerance: 0.02}, Seed: 1}
 }
 
@@ -74,12 +75,13 @@ func TestShardsEqualUnsharded(t *testing.T) {
 
 	whole, fromShards := readResults(t, filepath.Join(root, "whole")), readResults(t, merged)
 	assert.Equal(t, whole.Cells, fromShards.Cells)
-	assert.Len(t, whole.Cells, 2*2*len(Arms)+2*len(Ablations), "the first test's units run the ablations")
+	assert.Len(t, whole.Cells, 1+2*2*len(Arms)+2*len(Ablations), "the meta run's identification; the first test's units run the ablations")
 	a, err := os.ReadFile(filepath.Join(root, "whole", "report.md"))
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(merged, "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(a), "rule-based")
+	assert.Contains(t, string(a), "FLASH on 3 held-out test-split applications")
 	assert.Equal(t, len(a) > 0, len(b) > 0)
 
 	// A store of another configuration is refused, not mixed.
@@ -124,7 +126,7 @@ func TestEveryArmAdaptsFromTheSameEpsilon(t *testing.T) {
 	res := readResults(t, dir)
 	arms := map[string]bool{}
 	for _, cell := range res.Cells {
-		if cell.Cell.Arm == Rule {
+		if cell.Cell.Arm == Rule || cell.Cell.Arm == Identification {
 			continue
 		}
 		arms[cell.Cell.Arm] = true
@@ -266,6 +268,45 @@ func runsFor(c Config, plan study.Plan) []Run {
 		out[i] = byKey[cell.Key()]
 	}
 	return out
+}
+
+// TestFlashPart: the identification cells' evaluations become the FLASH
+// table, a plain statement of whether the similarity predicted the reward
+// lost, and the headline of applications identified against an untrained
+// meta learner.
+func TestFlashPart(t *testing.T) {
+	c, plan, _, runs := synthetic()
+	ev := func(rho, lo, hi float64) *metalearn.Evaluation {
+		return &metalearn.Evaluation{Rounds: 4, Apps: []string{"app-0801", "app-0802"}, Hits: []bool{true, true}, UntrainedHits: []bool{true, false},
+			Accuracy: 1, UntrainedAcc: 0.5, Pairs: 2, Rho: rho, RhoLo: lo, RhoHi: hi}
+	}
+	plan = append(study.Plan{identificationCell(c, 1), identificationCell(c, 2)}, plan...)
+	for _, tc := range []struct {
+		a, b *metalearn.Evaluation
+		want string
+	}{
+		{ev(-0.5, -0.7, -0.2), ev(-0.4, -0.6, -0.1), "in every one of the 2 meta-training runs the similarity"},
+		{ev(-0.02, -0.06, 0.02), ev(0.1, -0.1, 0.3), "in none of the 2 meta-training runs does the similarity"},
+		{ev(-0.5, -0.7, -0.2), ev(0.4, 0.1, 0.6), "in 1 of the 2 meta-training runs (seeds 1), and the opposite in 1 (seeds 2)"},
+	} {
+		rs := append([]Run{{Identification: tc.a}, {Identification: tc.b}}, runs...)
+		tab, para, h, ok, err := flashPart(c, plan, rs, study.DefaultBootstrap())
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Contains(t, para, tc.want)
+		require.Len(t, tab.Rows, 2)
+		assert.Equal(t, "100 %", tab.Rows[0][2])
+		assert.InDelta(t, 2, h.Ours.Value, 1e-12, "4 of 4 identified against 2 of 4")
+	}
+	// Units and the exploration note pass over the identification cells.
+	rs := append([]Run{{Identification: ev(0, -1, 1)}, {Identification: ev(0, -1, 1)}}, runs...)
+	units, err := Units(c, plan, rs)
+	require.NoError(t, err)
+	assert.Len(t, units, 4)
+	assert.NotContains(t, explorationNote(c, plan, rs), "Not so")
+	_, _, _, ok, err := flashPart(c, plan[2:], runs, study.DefaultBootstrap())
+	require.NoError(t, err)
+	assert.False(t, ok, "no identification cells")
 }
 
 // TestExplorationNote: the report says when a cell adapted from another ε

@@ -79,6 +79,9 @@ func Units(c Config, plan study.Plan, runs []Run) ([]Unit, error) {
 	byUnit := map[key]map[string]Run{}
 	var order []key
 	for i, cell := range plan {
+		if cell.Arm == Identification {
+			continue // a meta-training run's evaluation, not a unit
+		}
 		k := key{cell.Test, cell.App}
 		if byUnit[k] == nil {
 			byUnit[k] = map[string]Run{}
@@ -308,6 +311,13 @@ func Render(c Config, plan study.Plan, tests []Test, runs []Run, traces []string
 			return study.Report{}, err
 		}
 		rep.Figures = append(rep.Figures, study.Figure{File: f.file, Caption: f.title + ", CDF over units (as the paper's Fig. 8)"})
+	}
+	if ft, para, h, ok, err := flashPart(c, plan, runs, bs); err != nil {
+		return study.Report{}, err
+	} else if ok {
+		rep.Paragraphs = append(rep.Paragraphs, para)
+		rep.Tables = append(rep.Tables, ft)
+		rep.Headlines = append(rep.Headlines, h)
 	}
 	for _, arm := range methods {
 		w, err := bs.WinRule(Name, arm, fmt.Sprintf("%d adapting", c.Episodes), values(units, arm, func(a Figures) float64 { return a.Reward }), values(units, Rule, func(a Figures) float64 { return a.Reward }),
