@@ -110,7 +110,7 @@ type Config struct {
 	// the similarity against the reward lost, `aware meta eval`'s
 	// measurement; 0: none).
 	Identify int
-	Rule      train.ConvergenceRule
+	Rule     train.ConvergenceRule
 	// Plateau is each arm's own convergence rule (ConvergenceRule.Plateau:
 	// the trailing Window episodes' mean within Tolerance of the Window
 	// before), counted beside Rule.
