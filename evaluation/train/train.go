@@ -66,6 +66,13 @@ type Config struct {
 	// The windows are counted within an episode, across them when
 	// Continuous. 0 or 1: every step.
 	ActEvery int
+	// Constraint, when set, trains Run's agent (an agent.Constrained)
+	// under a budget on its SLO violations per step: it learns from the
+	// reward less λ per violating step, and after each episode λ moves by
+	// the constraint's dual ascent (agent.Lagrangian.Update) on the
+	// episode's share of violating steps. Episodes report the reward
+	// unpenalised. Only while exploring: a greedy evaluation leaves λ.
+	Constraint *agent.Lagrangian
 	// Continuous makes the episodes consecutive windows of one running
 	// service, as on a cluster (the testbed's episodes are windows of one
 	// run): the environment is not reset between episodes, and not at
@@ -104,6 +111,16 @@ func Run(ctx context.Context, env gym.Env, ag agent.Agent, cfg Config) ([]Episod
 		return nil, fmt.Errorf("train: discrete moves are chosen at every step (ActEvery %d)", cfg.ActEvery)
 	}
 	p := &agentPolicy{ag: ag, bounds: gym.BoundsOf(space), discrete: cfg.Discrete, mapping: cfg.Mapping, explore: cfg.Explore, every: max(1, cfg.ActEvery)}
+	if cfg.Constraint != nil && cfg.Explore {
+		if err := cfg.Constraint.Validate(); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		c, ok := ag.(agent.Constrained)
+		if !ok {
+			return nil, fmt.Errorf("train: a constraint for an agent (%T) that keeps no Lagrange multiplier", ag)
+		}
+		p.constrained, p.constraint = c, *cfg.Constraint
+	}
 	n := gym.ActDim
 	if cfg.Discrete {
 		n = int(gym.Moves)
@@ -165,7 +182,11 @@ func loop(ctx context.Context, env gym.Env, p policy, cfg Config) ([]Episode, er
 				e.Illegal++
 			}
 			done := term || trunc || step == cfg.MaxSteps-1
-			if updates, err = p.learn(obs, r, next, term); err != nil {
+			learnt := r
+			if s, ok := p.(shaper); ok {
+				learnt = s.shape(r, nextInfo.SLOViolated)
+			}
+			if updates, err = p.learn(obs, learnt, next, term); err != nil {
 				return out, fmt.Errorf("train: episode %d step %d: update: %w", ep, step, err)
 			}
 			if cfg.Observe != nil {
@@ -205,6 +226,11 @@ func loop(ctx context.Context, env gym.Env, p policy, cfg Config) ([]Episode, er
 				updates = n
 			}
 		}
+		if s, ok := p.(shaper); ok {
+			if err := s.endEpisode(float64(e.SLOViolations) / float64(e.Steps)); err != nil {
+				return out, fmt.Errorf("train: episode %d: %w", ep, err)
+			}
+		}
 		e.Updates = updates
 		out = append(out, e)
 		if cfg.Progress != nil {
@@ -228,6 +254,31 @@ type agentPolicy struct {
 	chosen   int               // steps chosen in this window count (Config.ActEvery)
 	held     bool              // this step holds the allocation in force
 	win      *agent.Transition // the open window's transition (Config.ActEvery)
+	// constrained is the agent when it trains under constraint
+	// (Config.Constraint), nil otherwise.
+	constrained agent.Constrained
+	constraint  agent.Lagrangian
+}
+
+// shaper is a policy that learns from a reward other than the one the
+// episode reports (a constrained agent's, penalised by its multiplier).
+type shaper interface {
+	shape(r float64, violated bool) float64
+	endEpisode(meanCost float64) error
+}
+
+func (p *agentPolicy) shape(r float64, violated bool) float64 {
+	if p.constrained == nil || !violated {
+		return r
+	}
+	return agent.Shape(r, p.constrained.Multiplier(), 1)
+}
+
+func (p *agentPolicy) endEpisode(meanCost float64) error {
+	if p.constrained == nil {
+		return nil
+	}
+	return p.constrained.SetMultiplier(p.constraint.Update(p.constrained.Multiplier(), meanCost))
 }
 
 // windowed is a policy whose transitions span several steps: a window an

@@ -85,3 +85,15 @@ type EmbeddingLearner interface {
 	// current task's embedding, nil when there is none.
 	EmbeddingGrad() []float64
 }
+
+// Constrained is an Agent trained under a constraint on the mean of a
+// per-step cost by a Lagrange multiplier λ (reward-constrained policy
+// optimisation, Tessler et al., ICLR 2019; the Lagrangian baselines of
+// Safety Gym): it learns from r − λ·cost while λ rises as long as the
+// cost exceeds its budget (Lagrangian.Update). λ is part of the agent's
+// learnt state and of its checkpoint.
+type Constrained interface {
+	Agent
+	Multiplier() float64
+	SetMultiplier(lambda float64) error
+}

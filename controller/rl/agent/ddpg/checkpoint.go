@@ -14,12 +14,14 @@ type meta struct {
 	ActionDim int     `json:"actionDim"`
 	Hidden    []int   `json:"hidden"`
 	Epsilon   float64 `json:"epsilon"`
+	Lambda    float64 `json:"lambda,omitempty"`
 	Steps     int     `json:"steps"`
 	Updates   int     `json:"updates"`
 }
 
 // Save writes the four networks, both optimisers' state, the OU noise state,
-// ε and the step and update counts to path atomically. The replay buffer and
+// ε, the Lagrange multiplier and the step and update counts to path
+// atomically. The replay buffer and
 // the random source are not saved.
 func (a *Agent) Save(path string) error {
 	c := rl.NewCheckpoint()
@@ -31,7 +33,7 @@ func (a *Agent) Save(path string) error {
 	c.PutAdam("critic-adam", a.criticOpt)
 	c.Put("ou-noise", a.ou)
 	err := c.SetMeta(meta{Algo: "ddpg", StateDim: a.stateDim, ActionDim: a.actionDim, Hidden: a.cfg.Hidden,
-		Epsilon: a.eps, Steps: a.steps, Updates: a.updates})
+		Epsilon: a.eps, Lambda: a.lambda, Steps: a.steps, Updates: a.updates})
 	if err == nil {
 		err = rl.WriteCheckpoint(path, c)
 	}
@@ -69,6 +71,6 @@ func (a *Agent) Load(path string) error {
 		return fmt.Errorf("ddpg: Load %s: %w", path, err)
 	}
 	copy(a.ou, ou)
-	a.eps, a.steps, a.updates = m.Epsilon, m.Steps, m.Updates
+	a.eps, a.lambda, a.steps, a.updates = m.Epsilon, m.Lambda, m.Steps, m.Updates
 	return nil
 }

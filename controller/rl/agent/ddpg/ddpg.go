@@ -21,6 +21,7 @@ type Agent struct {
 	replay                    *agent.Replay
 
 	eps            float64
+	lambda         float64 // the Lagrange multiplier (agent.Constrained)
 	steps, updates int
 	ou             []float64 // OU noise state
 
@@ -39,6 +40,7 @@ var (
 	_ agent.EmbeddingLearner = (*Agent)(nil)
 	_ agent.Releaser         = (*Agent)(nil)
 	_ agent.Freezer          = (*Agent)(nil)
+	_ agent.Constrained      = (*Agent)(nil)
 )
 
 // New returns an agent for stateDim-wide states and actionDim-wide actions
@@ -119,6 +121,19 @@ func (a *Agent) SetEpsilon(eps float64) error {
 		return fmt.Errorf("ddpg: SetEpsilon: ε %v must be finite and at least the schedule's minimum %v", eps, a.cfg.EpsMin)
 	}
 	a.eps = eps
+	return nil
+}
+
+// Multiplier is the Lagrange multiplier of a constrained agent
+// (agent.Constrained; 0 for one trained without a constraint).
+func (a *Agent) Multiplier() float64 { return a.lambda }
+
+// SetMultiplier sets the Lagrange multiplier, which the checkpoint keeps.
+func (a *Agent) SetMultiplier(lambda float64) error {
+	if !(lambda >= 0) || math.IsInf(lambda, 1) {
+		return fmt.Errorf("ddpg: SetMultiplier: λ %v must be finite and not negative", lambda)
+	}
+	a.lambda = lambda
 	return nil
 }
 

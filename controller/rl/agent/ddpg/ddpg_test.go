@@ -215,11 +215,15 @@ func TestSaveLoad(t *testing.T) {
 	path := filepath.Join(dir, "ddpg.ckpt")
 	ag := newFIRM(t, 1)
 	feed(ag, rand.New(rand.NewPCG(1, 1)), 200, true)
+	require.NoError(t, ag.SetMultiplier(1.25))
 	require.NoError(t, ag.Save(path))
 
 	other := newFIRM(t, 2)
 	require.NoError(t, other.Load(path))
 	assert.Equal(t, ag.Epsilon(), other.Epsilon())
+	assert.Equal(t, 1.25, other.Multiplier(), "the Lagrange multiplier is in the checkpoint")
+	assert.Error(t, other.SetMultiplier(-1))
+	assert.Error(t, other.SetMultiplier(math.Inf(1)))
 	env := rand.New(rand.NewPCG(5, 5))
 	s := make([]float64, 9)
 	for range 20 {

@@ -2,9 +2,11 @@ package ppo
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/aware-autoscaler/aware/controller/rl"
+	"github.com/aware-autoscaler/aware/controller/rl/agent"
 )
 
 // meta is the JSON metadata of a PPO checkpoint.
@@ -16,10 +18,12 @@ type meta struct {
 	Hidden    []int  `json:"hidden"`
 	Steps     int    `json:"steps"`
 	Updates   int    `json:"updates"`
+	// Lambda is a constrained agent's Lagrange multiplier.
+	Lambda float64 `json:"lambda,omitempty"`
 }
 
-// Save writes the actor, critic and log-std, their optimisers' state and the
-// step and update counts to path atomically. The rollout in progress and the
+// Save writes the actor, critic and log-std, their optimisers' state, the
+// Lagrange multiplier and the step and update counts to path atomically. The rollout in progress and the
 // random source are not saved.
 func (a *Agent) Save(path string) error {
 	c := rl.NewCheckpoint()
@@ -30,7 +34,7 @@ func (a *Agent) Save(path string) error {
 	c.PutAdam("critic-adam", a.criticOpt)
 	c.PutAdam("log-std-adam", a.logStdOpt)
 	err := c.SetMeta(meta{Algo: "ppo", Head: a.head.String(), StateDim: a.stateDim, ActionDim: a.actionDim,
-		Hidden: a.cfg.Hidden, Steps: a.steps, Updates: a.updates})
+		Hidden: a.cfg.Hidden, Steps: a.steps, Updates: a.updates, Lambda: a.lambda})
 	if err == nil {
 		err = rl.WriteCheckpoint(path, c)
 	}
@@ -63,8 +67,23 @@ func (a *Agent) Load(path string) error {
 	); err != nil {
 		return fmt.Errorf("ppo: Load %s: %w", path, err)
 	}
-	a.steps, a.updates = m.Steps, m.Updates
+	a.steps, a.updates, a.lambda = m.Steps, m.Updates, m.Lambda
 	a.states, a.next, a.raw, a.index, a.rewards, a.done = a.states[:0], a.next[:0], a.raw[:0], a.index[:0], a.rewards[:0], a.done[:0]
 	a.hasPending = false
 	return nil
 }
+
+// Multiplier is the Lagrange multiplier of a constrained agent
+// (agent.Constrained; 0 for one trained without a constraint).
+func (a *Agent) Multiplier() float64 { return a.lambda }
+
+// SetMultiplier sets the Lagrange multiplier, which the checkpoint keeps.
+func (a *Agent) SetMultiplier(lambda float64) error {
+	if !(lambda >= 0) || math.IsInf(lambda, 1) {
+		return fmt.Errorf("ppo: SetMultiplier: λ %v must be finite and not negative", lambda)
+	}
+	a.lambda = lambda
+	return nil
+}
+
+var _ agent.Constrained = (*Agent)(nil)

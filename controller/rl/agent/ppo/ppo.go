@@ -46,6 +46,7 @@ type Agent struct {
 	logStdOpt           *rl.Adam
 
 	steps, updates int
+	lambda         float64 // the Lagrange multiplier (agent.Constrained)
 
 	// Act workspace and the last exploring Act's unclipped sample.
 	out, pending, pendingClipped []float64

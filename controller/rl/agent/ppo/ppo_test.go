@@ -2,6 +2,7 @@ package ppo_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -253,11 +254,14 @@ func TestSaveLoad(t *testing.T) {
 			path := filepath.Join(dir, "ppo.ckpt")
 			ag := newAWARE(t, h, 1)
 			feed(t, ag, rand.New(rand.NewPCG(1, 1)), 250, true)
+			require.NoError(t, ag.SetMultiplier(0.75))
 			require.NoError(t, ag.Save(path))
 
 			other := newAWARE(t, h, 2)
 			feed(t, other, rand.New(rand.NewPCG(1, 1)), 30, false)
 			require.NoError(t, other.Load(path))
+			assert.Equal(t, 0.75, other.Multiplier(), "the Lagrange multiplier is in the checkpoint")
+			assert.Error(t, other.SetMultiplier(math.NaN()))
 			assert.Zero(t, other.Stored(), "Load discards the rollout")
 			assert.Equal(t, ag.LogStd(), other.LogStd())
 			env := rand.New(rand.NewPCG(5, 5))
