@@ -148,7 +148,7 @@ func newStudyCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "study [" + strings.Join(names, "|") + "|all]...",
-		Short: "Run the paper's studies on the simulator: characterisation, adaptation, serving, bootstrapping",
+		Short: "Run the studies on the simulator: the paper's characterisation, adaptation, serving, bootstrapping, and alpha",
 		Long: `Runs the named studies (all when none is named), each as cells (an arm on an application
 with a seed, perhaps under a scenario) run in parallel on --workers goroutines and saved as
 they finish in <out>/<study>/cells: an interrupted study resumes where it stopped. Each
@@ -163,6 +163,8 @@ a whole run writes <out>/index.md linking the reports, with every headline ratio
   serving           converged agents under the scenarios: AWARE's retraining detector vs no
                     retraining vs rule-based vs a converged policy (§5.3)
   bootstrapping     a new application's first episodes with and without bootstrapping (§5.4)
+  alpha             the reward's weight α and DDPG under a Lagrangian SLO constraint against the
+                    tuned HPA+VPA at equal violations (not in the paper: the win rule's study)
 
 --quick (the default) runs each in a few minutes on 2 cores; --full at the paper's scale
 (expected wall time printed first). --shard i/n runs every n-th cell from the i-th, so that
@@ -174,7 +176,7 @@ are trained once and kept in <out>/policies/<hash of the pool and simulation>.
 --arms adds optional arms to the bootstrapping study (ablations of the route, with T_online,
 each arm's first acting episode, the offline critics and the fitted simulators' errors in
 its report); --meta lets the adaptation study's AWARE start from an aware meta train run.`,
-		Example: `  aware study --quick                       # all four, as make run does
+		Example: `  aware study --quick                       # all five, as make run does
   aware study adaptation --full --shard 2/4 --out shard2
   aware study merge adaptation --full --out out shard1/adaptation shard2/adaptation shard3/adaptation shard4/adaptation
   aware study bootstrapping serving --quick --testbed-up --out out/testbed   # on a local testbed too, beside the simulator

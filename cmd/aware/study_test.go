@@ -17,7 +17,7 @@ func TestStudyCommandRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"study", "--quick", "--full", "--out", dir}, "--quick and --full: choose one"},
-		{[]string{"study", "nope", "--out", dir, "--pool", "20"}, `no study "nope" (known: characterisation, adaptation, serving, bootstrapping)`},
+		{[]string{"study", "nope", "--out", dir, "--pool", "20"}, `no study "nope" (known: characterisation, adaptation, serving, bootstrapping, alpha)`},
 		{[]string{"study", "adaptation", "--shard", "5/4", "--out", dir}, "--shard: shard \"5/4\""},
 		{[]string{"study", "serving", "--workers", "0", "--out", dir}, "--workers 0: must be positive"},
 		{[]string{"study", "serving", "--trace", filepath.Join(dir, "missing.csv"), "--out", dir, "--pool", "20"}, "missing.csv"},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aware-autoscaler/aware/evaluation/study"
 	"github.com/aware-autoscaler/aware/evaluation/study/adaptation"
+	"github.com/aware-autoscaler/aware/evaluation/study/alpha"
 	"github.com/aware-autoscaler/aware/evaluation/study/bootstrapping"
 	"github.com/aware-autoscaler/aware/evaluation/study/characterisation"
 	"github.com/aware-autoscaler/aware/evaluation/study/lab"
@@ -250,6 +251,8 @@ func init() {
 			t.Testbed.Clock = *v.Testbed
 			return t, t.Validate()
 		}, Part: bootstrapping.TestbedPart}))
+	Register(Of(alpha.Name, "what the reward's weight α buys, and DDPG under a Lagrangian SLO constraint, against the tuned HPA+VPA at equal violations (the win rule; not in the paper)",
+		alpha.Quick, alpha.Full, alpha.Execute))
 }
 
 // Options are a run of studies.

@@ -53,9 +53,9 @@ func TestRegistry(t *testing.T) {
 	for _, s := range Studies() {
 		names = append(names, s.Name)
 	}
-	assert.Equal(t, []string{"characterisation", "adaptation", "serving", "bootstrapping", "fake"}, names)
+	assert.Equal(t, []string{"characterisation", "adaptation", "serving", "bootstrapping", "alpha", "fake"}, names)
 	_, err := Find("nope")
-	assert.ErrorContains(t, err, `no study "nope" (known: characterisation, adaptation, serving, bootstrapping, fake)`)
+	assert.ErrorContains(t, err, `no study "nope" (known: characterisation, adaptation, serving, bootstrapping, alpha, fake)`)
 	assert.Panics(t, func() { Register(fake) })
 }
 
