@@ -123,15 +123,7 @@ func (c Config) Agents() []string {
 }
 
 // Plan is every (application, arm) cell.
-func Plan(c Config, apps []string) study.Plan {
-	var p study.Plan
-	for _, a := range apps {
-		for _, arm := range c.Arms() {
-			p = append(p, study.Cell{Arm: arm, App: a, Seed: c.Seed})
-		}
-	}
-	return p
-}
+func Plan(c Config, apps []string) study.Plan { return lab.AppArmPlan(apps, c.Arms(), c.Seed) }
 
 // Run is one cell's outcome: its agent's training (the rule-based arm
 // has none) and the held-out episodes' figures.

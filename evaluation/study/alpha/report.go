@@ -67,16 +67,6 @@ func util(m lab.Means) float64 { return m.CPUUtil + m.MemoryUtil }
 // utilFigure is util as a table figure.
 var utilFigure = lab.Figure{Name: "CPU + memory util", Of: util}
 
-func valuesOf(outs []Outcome) lab.Values {
-	return func(arm string, f lab.Figure) []float64 {
-		v := make([]float64, len(outs))
-		for i, o := range outs {
-			v[i] = f.Of(o.Arms[arm])
-		}
-		return v
-	}
-}
-
 // Render is the study's report, with its plots written into dir.
 func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Bootstrap, dir string) (study.Report, error) {
 	outs, err := Outcomes(c, plan, runs)
@@ -96,7 +86,7 @@ func Render(c Config, plan study.Plan, runs []Run, traces []string, bs study.Boo
 	if n := lab.ConvergedNote(c.Episodes); n != "" {
 		rep.Paragraphs = append(rep.Paragraphs, n)
 	}
-	values := valuesOf(outs)
+	values := lab.ValuesOf(outs, func(o Outcome) map[string]lab.Means { return o.Arms })
 	figs := append(append([]lab.Figure{}, lab.Figures[:2]...), utilFigure, lab.SLOViolations, lab.Reward)
 	t, err := lab.ArmTable("Held-out episodes, per arm: mean [95 % CI] over applications", c.Arms(), figs, bs, values)
 	if err != nil {

@@ -120,15 +120,7 @@ func (c Config) Draw(l *lab.Lab) ([]string, error) {
 }
 
 // Plan is every (application, arm) cell.
-func Plan(c Config, apps []string) study.Plan {
-	var p study.Plan
-	for _, a := range apps {
-		for _, arm := range c.AllArms() {
-			p = append(p, study.Cell{Arm: arm, App: a, Seed: c.Seed})
-		}
-	}
-	return p
-}
+func Plan(c Config, apps []string) study.Plan { return lab.AppArmPlan(apps, c.AllArms(), c.Seed) }
 
 // Run is one cell's outcome: every episode's figures.
 type Run struct {

@@ -55,17 +55,12 @@ func Outcomes(c Config, plan study.Plan, runs []Run) ([]Outcome, error) {
 }
 
 func valuesOf(outs []Outcome, acting bool) lab.Values {
-	return func(arm string, f lab.Figure) []float64 {
-		out := make([]float64, len(outs))
-		for i, o := range outs {
-			m := o.All[arm]
-			if acting {
-				m = o.Acting[arm]
-			}
-			out[i] = f.Of(m)
+	return lab.ValuesOf(outs, func(o Outcome) map[string]lab.Means {
+		if acting {
+			return o.Acting
 		}
-		return out
-	}
+		return o.All
+	})
 }
 
 // Render is the study's report, with its plots written into dir.

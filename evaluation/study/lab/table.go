@@ -9,6 +9,29 @@ import (
 // Values gives the units' figure f for arm, in unit order.
 type Values func(arm string, f Figure) []float64
 
+// ValuesOf is the Values of units whose per-arm means arms gives.
+func ValuesOf[U any](units []U, arms func(U) map[string]Means) Values {
+	return func(arm string, f Figure) []float64 {
+		out := make([]float64, len(units))
+		for i, u := range units {
+			out[i] = f.Of(arms(u)[arm])
+		}
+		return out
+	}
+}
+
+// AppArmPlan is a cell per application and arm, the arms of each
+// application together.
+func AppArmPlan(apps, arms []string, seed uint64) study.Plan {
+	var p study.Plan
+	for _, a := range apps {
+		for _, arm := range arms {
+			p = append(p, study.Cell{Arm: arm, App: a, Seed: seed})
+		}
+	}
+	return p
+}
+
 // ArmTable is a table with a row per arm and a column per figure, each
 // the mean over units with its bootstrap interval.
 func ArmTable(title string, arms []string, figs []Figure, bs study.Bootstrap, values Values) (study.Table, error) {

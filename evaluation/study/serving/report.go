@@ -54,13 +54,7 @@ func Outcomes(c Config, plan study.Plan, runs []Run) ([]Outcome, error) {
 }
 
 func valuesOf(units []Outcome) lab.Values {
-	return func(arm string, f lab.Figure) []float64 {
-		out := make([]float64, len(units))
-		for i, u := range units {
-			out[i] = f.Of(u.After[arm])
-		}
-		return out
-	}
+	return lab.ValuesOf(units, func(u Outcome) map[string]lab.Means { return u.After })
 }
 
 // Render is the study's report, with its plots written into dir.
