@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -11,9 +12,53 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// errFoldedKey is referenceDecode's refusal of a body that encoding/json
+// and decodeQueryResponse read differently by design.
+var errFoldedKey = errors.New("a key that matches one of the response's only when its case is folded")
+
+// responseKeys are the object keys of a query response either decoder
+// reads.
+var responseKeys = []string{"status", "errorType", "error", "warnings", "data", "resultType", "result", "metric", "value", "values", "histogram"}
+
+// foldedKey says whether v holds an object key that differs from one of
+// responseKeys only in case ("metriC"): encoding/json, which the
+// reference decodes with, folds the case of a struct's keys, where
+// decodeQueryResponse matches them exactly, as Prometheus writes them.
+func foldedKey(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			for _, known := range responseKeys {
+				if k != known && strings.EqualFold(k, known) {
+					return true
+				}
+			}
+			if foldedKey(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if foldedKey(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // referenceDecode decodes a query response with the Prometheus client's
-// model types, keeping float samples (elements with a value) only.
+// model types, keeping float samples (elements with a value) only. It
+// refuses (errFoldedKey) a body with a key that matches a response key
+// only when its case is folded.
 func referenceDecode(body []byte) (status, resultType string, samples []vecSample, err error) {
+	var tree any
+	if err := json.Unmarshal(body, &tree); err != nil {
+		return "", "", nil, err
+	}
+	if foldedKey(tree) {
+		return "", "", nil, errFoldedKey
+	}
 	var ref struct {
 		Status string `json:"status"`
 		Data   struct {
@@ -47,6 +92,22 @@ func referenceDecode(body []byte) (status, resultType string, samples []vecSampl
 			source: string(m["source"]), value: float64(s.Value)})
 	}
 	return ref.Status, ref.Data.ResultType, samples, nil
+}
+
+// TestDecodeKeysExactly: a key that matches a response key only with its
+// case folded is not that key (the fuzzer's "metriC", which encoding/json
+// would read as "metric"), and the reference refuses to compare such a
+// body.
+func TestDecodeKeysExactly(t *testing.T) {
+	body := []byte(`{"status":"success","data":{"resultType":"vector","result":[{"metriC":{"le":"000"},"value":[0,"0"]}]}}`)
+	got, err := decodeQueryResponse(body)
+	require.NoError(t, err)
+	require.Len(t, got.samples, 1)
+	assert.Empty(t, got.samples[0].le, "metriC is not metric")
+	_, _, _, err = referenceDecode(body)
+	assert.ErrorIs(t, err, errFoldedKey)
+	_, _, _, err = referenceDecode([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"LE":"1"},"value":[0,"0"]}]}}`))
+	assert.NoError(t, err, "label names are a map's keys, matched exactly by both")
 }
 
 func assertSameSamples(t testing.TB, want, got []vecSample) {
